@@ -1,0 +1,150 @@
+//! Plain RocketMQ route values shared by the wire bodies and the registry (spec §3).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// Permission bit: clients may write (send) to the queues.
+pub const PERM_WRITE: i32 = 2;
+/// Permission bit: clients may read (consume) from the queues.
+pub const PERM_READ: i32 = 4;
+/// Broker id of a master.
+pub const MASTER_ID: i64 = 0;
+
+/// A broker's topic-config version; equality of all three fields is all the NameServer tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DataVersion {
+    /// Bumped on every topic-config change.
+    #[serde(deserialize_with = "crate::protocol::body::lenient_i64")]
+    pub counter: i64,
+    /// Master/slave-switch generation (5.x); missing in 4.x bodies.
+    #[serde(deserialize_with = "crate::protocol::body::lenient_i64")]
+    pub state_version: i64,
+    /// Time of the last change, in ms.
+    #[serde(deserialize_with = "crate::protocol::body::lenient_i64")]
+    pub timestamp: i64,
+}
+
+impl DataVersion {
+    /// The JSON Java writes for a DataVersion (fields in alphabetical order).
+    pub fn to_json(&self) -> String {
+        format!(
+            "{{\"counter\":{},\"stateVersion\":{},\"timestamp\":{}}}",
+            self.counter, self.state_version, self.timestamp
+        )
+    }
+}
+
+/// The part of a broker's TopicConfig the NameServer uses to build queue data (spec §3.11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicConfig {
+    /// Topic name; `None` when the body left it out (the map key is used then).
+    pub topic_name: Option<String>,
+    /// Readable queues.
+    pub read_queue_nums: i32,
+    /// Writable queues.
+    pub write_queue_nums: i32,
+    /// PERM_* bits.
+    pub perm: i32,
+    /// UNIT / UNIT_SUB flags.
+    pub topic_sys_flag: i32,
+}
+
+impl Default for TopicConfig {
+    fn default() -> Self {
+        Self { topic_name: None, read_queue_nums: 16, write_queue_nums: 16, perm: 6, topic_sys_flag: 0 }
+    }
+}
+
+/// One broker group's queues for a topic (spec §3.1); the broker name is the map key around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueData {
+    /// Readable queues.
+    pub read_queue_nums: i32,
+    /// Writable queues.
+    pub write_queue_nums: i32,
+    /// PERM_* bits.
+    pub perm: i32,
+    /// UNIT / UNIT_SUB flags.
+    pub topic_sys_flag: i32,
+}
+
+impl From<&TopicConfig> for QueueData {
+    fn from(tc: &TopicConfig) -> Self {
+        Self {
+            read_queue_nums: tc.read_queue_nums,
+            write_queue_nums: tc.write_queue_nums,
+            perm: tc.perm,
+            topic_sys_flag: tc.topic_sys_flag,
+        }
+    }
+}
+
+/// One broker group: its cluster and the address of each member by broker id (spec §3.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerData {
+    /// Cluster name, fixed when the group is first seen.
+    pub cluster: String,
+    /// Group name.
+    pub broker_name: String,
+    /// Broker id to `ip:port`; id 0 is the master.
+    pub broker_addrs: BTreeMap<i64, String>,
+    /// Zone of the latest registering member.
+    pub zone_name: Option<String>,
+    /// Whether the group runs in acting-master mode.
+    pub enable_acting_master: bool,
+}
+
+impl BrokerData {
+    /// A group with no members yet.
+    pub fn new(cluster: &str, broker_name: &str) -> Self {
+        Self {
+            cluster: cluster.to_owned(),
+            broker_name: broker_name.to_owned(),
+            broker_addrs: BTreeMap::new(),
+            zone_name: None,
+            enable_acting_master: false,
+        }
+    }
+
+    /// The smallest broker id in the group, if it has members.
+    pub fn min_id(&self) -> Option<i64> {
+        self.broker_addrs.keys().next().copied()
+    }
+}
+
+/// Static-topic queue mapping of one hosting broker (spec §3.10).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopicQueueMappingInfo {
+    /// Topic name.
+    pub topic: String,
+    /// Mapping scope.
+    pub scope: String,
+    /// Queues of the static topic.
+    pub total_queues: i32,
+    /// The hosting broker.
+    pub bname: String,
+    /// Mapping epoch.
+    pub epoch: i64,
+    /// Whether the mapping is dirty.
+    pub dirty: bool,
+    /// Global queue id to local queue id.
+    #[serde(deserialize_with = "crate::protocol::body::int_key_map")]
+    pub curr_id_map: BTreeMap<i64, i64>,
+}
+
+impl Default for TopicQueueMappingInfo {
+    fn default() -> Self {
+        Self {
+            topic: String::new(),
+            scope: "__global__".into(),
+            total_queues: 0,
+            bname: String::new(),
+            epoch: 0,
+            dirty: false,
+            curr_id_map: BTreeMap::new(),
+        }
+    }
+}

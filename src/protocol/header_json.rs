@@ -1,0 +1,168 @@
+//! The JSON header (serialize type 0): a lenient reader and a writer in fastjson's field order.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+
+use super::command::{ExtFields, RemotingCommand, SerializeType};
+use super::json::{push_field, push_str, JsonStyle};
+use super::code::LanguageCode;
+
+/// The fields of a JSON header; anything else in the object is ignored, any order is accepted.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonHeader {
+    #[serde(default)]
+    code: i32,
+    #[serde(default, deserialize_with = "language")]
+    language: Option<LanguageCode>,
+    #[serde(default)]
+    version: i32,
+    #[serde(default)]
+    opaque: i32,
+    #[serde(default)]
+    flag: i32,
+    #[serde(default)]
+    remark: Option<String>,
+    #[serde(default, deserialize_with = "ext_fields")]
+    ext_fields: Option<ExtFields>,
+}
+
+/// Reads a JSON header into a command without body.
+pub fn decode(header: &[u8]) -> Result<RemotingCommand, serde_json::Error> {
+    let h: JsonHeader = serde_json::from_slice(header)?;
+    Ok(RemotingCommand {
+        code: h.code,
+        language: h.language,
+        version: h.version,
+        opaque: h.opaque,
+        flag: h.flag,
+        remark: h.remark,
+        ext_fields: h.ext_fields,
+        body: None,
+        serialize_type: SerializeType::Json,
+    })
+}
+
+/// Writes the header of `cmd` as JSON, fields in alphabetical order like fastjson.
+pub fn encode(cmd: &RemotingCommand, out: &mut Vec<u8>) {
+    let style = JsonStyle::Fastjson;
+    out.extend_from_slice(b"{\"code\":");
+    out.extend_from_slice(cmd.code.to_string().as_bytes());
+    if let Some(ext) = &cmd.ext_fields {
+        out.extend_from_slice(b",\"extFields\":{");
+        for (i, (k, v)) in ext.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            push_str(out, k, style);
+            out.push(b':');
+            push_str(out, v, style);
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b",\"flag\":");
+    out.extend_from_slice(cmd.flag.to_string().as_bytes());
+    if let Some(language) = cmd.language {
+        out.push(b',');
+        push_field(out, "language");
+        push_str(out, language.name(), style);
+    }
+    out.extend_from_slice(b",\"opaque\":");
+    out.extend_from_slice(cmd.opaque.to_string().as_bytes());
+    if let Some(remark) = &cmd.remark {
+        out.push(b',');
+        push_field(out, "remark");
+        push_str(out, remark, style);
+    }
+    out.extend_from_slice(b",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+    out.extend_from_slice(cmd.version.to_string().as_bytes());
+    out.push(b'}');
+}
+
+/// `language` as an enum name (`"GO"`) or ordinal (`9`); anything unknown is no language.
+fn language<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LanguageCode>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(name) => LanguageCode::from_name(&name),
+        serde_json::Value::Number(n) => n.as_u64().and_then(|n| u8::try_from(n).ok()).and_then(LanguageCode::from_u8),
+        _ => None,
+    })
+}
+
+/// `extFields` as an object whose values may be any JSON; non-strings become their text, null drops.
+fn ext_fields<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ExtFields>, D::Error> {
+    struct ExtVisitor;
+    impl<'de> Visitor<'de> for ExtVisitor {
+        type Value = Option<ExtFields>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an extFields object or null")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut fields = ExtFields::new();
+            while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
+                match value {
+                    serde_json::Value::Null => {}
+                    serde_json::Value::String(s) => fields.insert(key, s),
+                    other => fields.insert(key, other.to_string()),
+                }
+            }
+            Ok(Some(fields))
+        }
+    }
+    d.deserialize_option(ExtVisitor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_fields_in_any_order_and_ignores_unknown_ones() {
+        let cmd = decode(br#"{"version":121,"unknown":[1,2],"opaque":7,"extFields":{"topic":"T","n":5,"b":true,"z":null},"code":105,"language":"JAVA","remark":""}"#).unwrap();
+        assert_eq!(cmd.code, 105);
+        assert_eq!(cmd.opaque, 7);
+        assert_eq!(cmd.version, 121);
+        assert_eq!(cmd.language, Some(LanguageCode::Java));
+        assert_eq!(cmd.remark.as_deref(), Some(""));
+        assert_eq!(cmd.ext("topic"), Some("T"));
+        assert_eq!(cmd.ext("n"), Some("5"));
+        assert_eq!(cmd.ext("b"), Some("true"));
+        assert_eq!(cmd.ext("z"), None);
+    }
+
+    #[test]
+    fn missing_fields_take_defaults_and_language_may_be_a_number() {
+        let cmd = decode(br#"{"code":106,"language":9,"extFields":null}"#).unwrap();
+        assert_eq!((cmd.flag, cmd.version, cmd.opaque), (0, 0, 0));
+        assert_eq!(cmd.language, Some(LanguageCode::Go));
+        assert!(cmd.ext_fields.is_none());
+        assert_eq!(decode(br#"{"code":1,"language":"KLINGON"}"#).unwrap().language, None);
+    }
+
+    #[test]
+    fn writes_the_java_client_request_byte_for_byte() {
+        let cmd = RemotingCommand::request(105, Some(ExtFields::new().with("topic", "TopicTest"))).with_opaque(42);
+        let mut out = Vec::new();
+        encode(&cmd, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":42,"serializeTypeCurrentRPC":"JSON","version":479}"#
+        );
+    }
+
+    #[test]
+    fn malformed_json_is_an_error() {
+        assert!(decode(b"{\"code\":").is_err());
+        assert!(decode(b"\"x\"").is_err());
+    }
+}

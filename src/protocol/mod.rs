@@ -1,0 +1,15 @@
+//! The RocketMQ remoting protocol: framing, headers, codes and bodies. No I/O and no state.
+
+pub mod body;
+pub mod code;
+pub mod codec;
+pub mod command;
+pub mod header;
+pub mod header_binary;
+pub mod header_json;
+pub mod json;
+pub mod lenient;
+
+pub use code::{LanguageCode, RequestCode, ResponseCode};
+pub use codec::{CodecError, RemotingCodec};
+pub use command::{ExtFields, RemotingCommand, SerializeType};

@@ -1,0 +1,177 @@
+//! Applying a REGISTER_BROKER to the tables: Java's `RouteInfoManager.registerBroker` (spec §5.4).
+
+use std::collections::HashSet;
+
+use super::messages::ConnId;
+use super::tables::{LiveBroker, RouteTables};
+use crate::model::{BrokerData, QueueData, MASTER_ID, PERM_WRITE};
+use crate::protocol::body::RegisterBody;
+
+/// One broker registration, header and decoded body.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    /// The connection it came over; a later close of that connection removes the broker.
+    pub conn: ConnId,
+    pub cluster: String,
+    pub addr: String,
+    pub broker_name: String,
+    pub broker_id: i64,
+    pub ha_server_addr: String,
+    pub zone_name: Option<String>,
+    /// `heartbeatTimeoutMillis`; `None` takes the configured default.
+    pub timeout_ms: Option<u64>,
+    /// `enableActingMaster`; `None` marks a 4.x ("old version") broker.
+    pub enable_acting_master: Option<bool>,
+    pub body: RegisterBody,
+}
+
+/// What a successful registration tells the broker, and what the log says about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegisterOutcome {
+    /// The group master's address, for a slave whose master is alive.
+    pub master_addr: Option<String>,
+    /// The master's HA address, likewise.
+    pub ha_server_addr: Option<String>,
+    /// True when the instance was not live before (first registration or after removal).
+    pub newly_live: bool,
+}
+
+impl RouteTables {
+    /// Registers a broker. `None` is Java's null result: a first registration with one topic.
+    pub fn register_broker(&mut self, reg: Registration, now_ms: u64) -> Option<RegisterOutcome> {
+        let live_key = (reg.cluster.clone(), reg.addr.clone());
+        let newly_live = !self.live.contains_key(&live_key);
+        if self.clusters.entry(reg.cluster.clone()).or_default().insert(reg.broker_name.clone()) {
+            self.touch_clusters();
+        }
+
+        // Steps 2-7: the broker group.
+        let mut register_first = false;
+        let group = self.brokers.entry(reg.broker_name.clone()).or_insert_with(|| {
+            register_first = true;
+            BrokerData::new(&reg.cluster, &reg.broker_name)
+        });
+        let before = group.clone();
+        let old_version_broker = reg.enable_acting_master.is_none();
+        group.enable_acting_master = reg.enable_acting_master == Some(true);
+        group.zone_name = reg.zone_name.clone();
+        let prev_min_id = group.min_id().unwrap_or(MASTER_ID);
+        let min_id_changed = reg.broker_id < prev_min_id;
+        group.broker_addrs.retain(|id, addr| *addr != reg.addr || *id == reg.broker_id);
+
+        let stale_state = group.broker_addrs.get(&reg.broker_id).filter(|old| **old != reg.addr).is_some_and(|old| {
+            self.live
+                .get(&(reg.cluster.clone(), old.clone()))
+                .is_some_and(|l| l.data_version.state_version > reg.body.data_version.state_version)
+        });
+        let single_topic_first = !group.broker_addrs.contains_key(&reg.broker_id) && reg.body.topics.len() == 1;
+        if stale_state || single_topic_first {
+            let changed = *group != before;
+            if stale_state {
+                self.live.remove(&live_key);
+            }
+            if changed {
+                self.touch_broker(&reg.broker_name);
+            }
+            return if stale_state { Some(RegisterOutcome::default()) } else { None };
+        }
+
+        let old_addr = group.broker_addrs.insert(reg.broker_id, reg.addr.clone());
+        register_first |= old_addr.is_none_or(|a| a.is_empty());
+        let is_master = reg.broker_id == MASTER_ID;
+        let is_prime_slave = !old_version_broker && !is_master && group.min_id() == Some(reg.broker_id);
+        let acting_master = group.enable_acting_master;
+        let group_changed = *group != before;
+        let _ = min_id_changed; // NOTIFY_MIN_BROKER_ID_CHANGE is sent by a later component.
+        if group_changed {
+            self.touch_broker(&reg.broker_name);
+        }
+
+        // Steps 8-10: topics, from the master or the prime slave only.
+        let applies_topics = is_master || is_prime_slave;
+        if applies_topics {
+            self.apply_topics(&reg, &live_key, register_first, is_prime_slave && acting_master);
+        }
+
+        // Step 11: liveness follows the latest registration and its connection.
+        let timeout_ms = reg.timeout_ms.unwrap_or(self.options.default_broker_timeout_ms);
+        self.live.insert(
+            live_key.clone(),
+            LiveBroker {
+                last_update_ms: now_ms,
+                timeout_ms,
+                data_version: reg.body.data_version,
+                conn: reg.conn,
+                ha_server_addr: reg.ha_server_addr.clone(),
+                applied_topics: applies_topics,
+            },
+        );
+
+        // Step 12: filter servers (legacy).
+        if let Some(list) = reg.body.filter_servers {
+            let previous = if list.is_empty() {
+                self.filter_servers.remove(&live_key)
+            } else {
+                self.filter_servers.insert(live_key.clone(), list.clone())
+            };
+            if previous.unwrap_or_default() != list {
+                self.touch_broker(&reg.broker_name);
+            }
+        }
+
+        // Step 13: a slave learns its live master's addresses.
+        let mut outcome = RegisterOutcome { newly_live, ..RegisterOutcome::default() };
+        if reg.broker_id != MASTER_ID {
+            let master = self.brokers.get(&reg.broker_name).and_then(|g| g.broker_addrs.get(&MASTER_ID));
+            if let Some(master) = master {
+                if let Some(live) = self.live.get(&(reg.cluster.clone(), master.clone())) {
+                    outcome.master_addr = Some(master.clone());
+                    outcome.ha_server_addr = Some(live.ha_server_addr.clone());
+                }
+            }
+        }
+        Some(outcome)
+    }
+
+    /// Steps 8-10 for a master or prime slave.
+    ///
+    /// A re-registration with an unchanged dataVersion (the 30 s heartbeat) touches no topic
+    /// unless this group lost queue data since its last full apply, so it costs O(1) here.
+    fn apply_topics(&mut self, reg: &Registration, live_key: &(String, String), register_first: bool, wipe_write: bool) {
+        let previous = self.live.get(live_key);
+        let version_changed = previous.is_none_or(|l| l.data_version != reg.body.data_version);
+        let full = register_first || version_changed;
+        let check_each = !full && (self.pruned.contains(&reg.broker_name) || previous.is_none_or(|l| !l.applied_topics));
+
+        if self.options.delete_topic_with_broker_registration && reg.body.mappings.is_empty() {
+            let listed: HashSet<&str> = reg.body.topics.iter().map(|(key, _)| key.as_str()).collect();
+            for topic in self.topics_of(&reg.broker_name) {
+                if !listed.contains(topic.as_str()) {
+                    self.remove_queue(&topic, &reg.broker_name);
+                }
+            }
+        }
+
+        if full || check_each {
+            for (key, config) in &reg.body.topics {
+                let topic = config.topic_name.as_deref().unwrap_or(key);
+                let mut queue = QueueData::from(config);
+                if wipe_write {
+                    queue.perm &= !PERM_WRITE;
+                }
+                if full {
+                    self.put_queue(topic, &reg.broker_name, queue);
+                } else {
+                    self.put_queue_if_absent(topic, &reg.broker_name, queue);
+                }
+            }
+            self.pruned.remove(&reg.broker_name);
+        }
+
+        if full {
+            for (topic, info) in &reg.body.mappings {
+                self.put_mapping(topic, info.clone());
+            }
+        }
+    }
+}

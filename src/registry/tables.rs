@@ -1,0 +1,239 @@
+//! The route tables of spec §5.1 as plain maps, plus the per-topic cache of encoded routes.
+//!
+//! Every mutation of queue data goes through `put_queue` / `remove_queue`, which keep the
+//! broker→topics index and the route cache right; every change to a broker group goes
+//! through `touch_broker`. Nothing here does I/O or reads a clock: callers pass `now`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use bytes::Bytes;
+
+use super::messages::ConnId;
+use super::view;
+use crate::model::{BrokerData, DataVersion, QueueData, TopicQueueMappingInfo};
+use crate::protocol::json::JsonStyle;
+
+/// Settings the tables consult while applying changes.
+#[derive(Debug, Clone)]
+pub struct TableOptions {
+    /// Expiry for brokers that did not register a `heartbeatTimeoutMillis`.
+    pub default_broker_timeout_ms: u64,
+    /// Drop a broker's topics that its registration no longer lists (spec §5.4 step 8).
+    pub delete_topic_with_broker_registration: bool,
+    /// Rewrite routes of master-less acting-master groups (spec §5.9 step 6).
+    pub support_acting_master: bool,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        Self {
+            default_broker_timeout_ms: 120_000,
+            delete_topic_with_broker_registration: false,
+            support_acting_master: false,
+        }
+    }
+}
+
+/// Liveness is keyed by (cluster, broker address), as in Java 5.x.
+pub type LiveKey = (String, String);
+
+/// What the NameServer knows about one live broker instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveBroker {
+    /// When the latest registration or heartbeat arrived (ms on the registry clock).
+    pub last_update_ms: u64,
+    /// How long the broker may stay silent.
+    pub timeout_ms: u64,
+    /// The topic-config version of its latest registration.
+    pub data_version: DataVersion,
+    /// The connection its latest registration came over.
+    pub conn: ConnId,
+    /// Its HA address, handed to its slaves.
+    pub ha_server_addr: String,
+    /// Whether its latest registration applied topics (master or prime slave).
+    pub applied_topics: bool,
+}
+
+/// Encoded route bodies of one topic, built on first query and dropped on any change.
+#[derive(Debug, Default)]
+struct CachedRoute {
+    fastjson: Option<Bytes>,
+    standard: Option<Bytes>,
+}
+
+/// All route state of the NameServer, owned by the registry actor.
+#[derive(Debug, Default)]
+pub struct RouteTables {
+    pub(super) options: TableOptions,
+    /// topic → broker name → queues.
+    pub(super) topic_queues: HashMap<String, BTreeMap<String, QueueData>>,
+    /// broker name → group.
+    pub(super) brokers: BTreeMap<String, BrokerData>,
+    /// cluster name → broker names.
+    pub(super) clusters: BTreeMap<String, BTreeSet<String>>,
+    /// (cluster, addr) → liveness.
+    pub(super) live: HashMap<LiveKey, LiveBroker>,
+    /// (cluster, addr) → filter server addresses.
+    pub(super) filter_servers: HashMap<LiveKey, Vec<String>>,
+    /// topic → hosting broker name → static-topic mapping; never pruned, as in Java.
+    pub(super) queue_mappings: HashMap<String, BTreeMap<String, TopicQueueMappingInfo>>,
+    /// broker name → topics holding its queue data (index for invalidation and clean-up).
+    broker_topics: HashMap<String, HashSet<String>>,
+    /// broker names that lost queue data outside registration since their last full apply.
+    pub(super) pruned: HashSet<String>,
+    routes: HashMap<String, CachedRoute>,
+    cluster_info: Option<Bytes>,
+}
+
+impl RouteTables {
+    /// Empty tables with the given options.
+    pub fn new(options: TableOptions) -> Self {
+        Self { options, ..Self::default() }
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &TableOptions {
+        &self.options
+    }
+
+    /// Puts a broker's queue data for a topic, replacing a different entry. Returns true if changed.
+    pub(super) fn put_queue(&mut self, topic: &str, broker: &str, queue: QueueData) -> bool {
+        let queues = match self.topic_queues.get_mut(topic) {
+            Some(q) => q,
+            None => self.topic_queues.entry(topic.to_owned()).or_default(),
+        };
+        if queues.get(broker) == Some(&queue) {
+            return false;
+        }
+        if queues.insert(broker.to_owned(), queue).is_none() {
+            self.broker_topics.entry(broker.to_owned()).or_default().insert(topic.to_owned());
+        }
+        self.routes.remove(topic);
+        true
+    }
+
+    /// Puts queue data only where the topic has none for this broker. Returns true if added.
+    pub(super) fn put_queue_if_absent(&mut self, topic: &str, broker: &str, queue: QueueData) -> bool {
+        let present = self.topic_queues.get(topic).is_some_and(|q| q.contains_key(broker));
+        !present && self.put_queue(topic, broker, queue)
+    }
+
+    /// Removes a broker's queue data from a topic, dropping the topic when it empties.
+    pub(super) fn remove_queue(&mut self, topic: &str, broker: &str) -> bool {
+        let Some(queues) = self.topic_queues.get_mut(topic) else {
+            return false;
+        };
+        if queues.remove(broker).is_none() {
+            return false;
+        }
+        if queues.is_empty() {
+            self.topic_queues.remove(topic);
+        }
+        if let Some(topics) = self.broker_topics.get_mut(broker) {
+            topics.remove(topic);
+            if topics.is_empty() {
+                self.broker_topics.remove(broker);
+            }
+        }
+        self.routes.remove(topic);
+        true
+    }
+
+    /// Changes the perm of one broker's queue data in a topic. Returns true if it existed.
+    pub(super) fn update_perm(&mut self, topic: &str, broker: &str, perm: impl Fn(i32) -> i32) -> bool {
+        let Some(queue) = self.topic_queues.get_mut(topic).and_then(|q| q.get_mut(broker)) else {
+            return false;
+        };
+        let new = perm(queue.perm);
+        if new != queue.perm {
+            queue.perm = new;
+            self.routes.remove(topic);
+        }
+        true
+    }
+
+    /// Stores a static-topic mapping and drops the topic's cached route.
+    pub(super) fn put_mapping(&mut self, topic: &str, info: TopicQueueMappingInfo) {
+        self.queue_mappings.entry(topic.to_owned()).or_default().insert(info.bname.clone(), info);
+        self.routes.remove(topic);
+    }
+
+    /// The topics that hold queue data of `broker`, sorted.
+    pub fn topics_of(&self, broker: &str) -> Vec<String> {
+        let mut topics: Vec<String> = self.broker_topics.get(broker).map(|t| t.iter().cloned().collect()).unwrap_or_default();
+        topics.sort();
+        topics
+    }
+
+    /// Drops every cached body that shows this broker group (its routes and cluster info).
+    pub(super) fn touch_broker(&mut self, broker: &str) {
+        if let Some(topics) = self.broker_topics.get(broker) {
+            for topic in topics {
+                self.routes.remove(topic);
+            }
+        }
+        self.cluster_info = None;
+    }
+
+    /// Drops the cached cluster info after a cluster-table change.
+    pub(super) fn touch_clusters(&mut self) {
+        self.cluster_info = None;
+    }
+
+    /// The encoded route of `topic`, served from cache when nothing changed since it was built.
+    pub fn route_body(&mut self, topic: &str, style: JsonStyle) -> Option<Bytes> {
+        if let Some(cached) = self.routes.get(topic) {
+            let hit = match style {
+                JsonStyle::Fastjson => &cached.fastjson,
+                JsonStyle::Standard => &cached.standard,
+            };
+            if let Some(body) = hit {
+                return Some(body.clone());
+            }
+        }
+        let body = Bytes::from(view::encode_route(self, topic, style)?);
+        let cached = self.routes.entry(topic.to_owned()).or_default();
+        match style {
+            JsonStyle::Fastjson => cached.fastjson = Some(body.clone()),
+            JsonStyle::Standard => cached.standard = Some(body.clone()),
+        }
+        Some(body)
+    }
+
+    /// The encoded ClusterInfo (always fastjson style), cached until a broker or cluster changes.
+    pub fn cluster_info_body(&mut self) -> Bytes {
+        if let Some(body) = &self.cluster_info {
+            return body.clone();
+        }
+        let body = Bytes::from(view::encode_cluster_info(self));
+        self.cluster_info = Some(body.clone());
+        body
+    }
+
+    /// The group name and id under which `addr` is registered in `cluster` (spec §5.8).
+    pub fn find_broker(&self, cluster: &str, addr: &str) -> Option<(String, i64)> {
+        self.brokers.values().filter(|b| b.cluster == cluster).find_map(|b| {
+            b.broker_addrs.iter().find(|(_, a)| *a == addr).map(|(id, _)| (b.broker_name.clone(), *id))
+        })
+    }
+
+    /// A broker group, if known.
+    pub fn broker_data(&self, broker: &str) -> Option<&BrokerData> {
+        self.brokers.get(broker)
+    }
+
+    /// A broker's queue data for a topic, if any.
+    pub fn queue_data(&self, topic: &str, broker: &str) -> Option<&QueueData> {
+        self.topic_queues.get(topic).and_then(|q| q.get(broker))
+    }
+
+    /// The liveness entry of a broker instance, if any.
+    pub fn live_broker(&self, cluster: &str, addr: &str) -> Option<&LiveBroker> {
+        self.live.get(&(cluster.to_owned(), addr.to_owned()))
+    }
+
+    /// Counts for logs: (topics, broker groups, live brokers).
+    pub fn sizes(&self) -> (usize, usize, usize) {
+        (self.topic_queues.len(), self.brokers.len(), self.live.len())
+    }
+}

@@ -1,0 +1,168 @@
+//! Response bodies built from the tables: TopicRouteData (spec §3.3, §5.9) and ClusterInfo (§3.5).
+//!
+//! Fields come out in fastjson's alphabetical order and maps sorted by key, so both styles are
+//! deterministic; the route lists are sorted by broker name.
+
+use std::collections::BTreeMap;
+
+use super::tables::RouteTables;
+use crate::model::{BrokerData, TopicQueueMappingInfo, MASTER_ID, PERM_WRITE};
+use crate::protocol::json::{push_bool, push_field, push_int, push_int_key, push_str, push_str_array, JsonStyle};
+
+/// Topics exempt from the acting-master rewrite (the brokers' own member-sync topics).
+const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
+
+/// Encodes the route of `topic`; `None` when the topic has no queues or no known broker group.
+pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle) -> Option<Vec<u8>> {
+    let queues = tables.topic_queues.get(topic)?;
+    let mut groups: Vec<BrokerData> = queues.keys().filter_map(|name| tables.brokers.get(name).cloned()).collect();
+    if groups.is_empty() {
+        return None;
+    }
+    if tables.options.support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_PREFIX) {
+        rewrite_acting_masters(&mut groups, |name| queues.get(name).map(|q| q.perm));
+    }
+
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"brokerDatas\":[");
+    for (i, group) in groups.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_broker_data(&mut out, group, style);
+    }
+    out.extend_from_slice(b"],\"filterServerTable\":{");
+    let mut first = true;
+    for group in &groups {
+        for addr in group.broker_addrs.values() {
+            if let Some(servers) = tables.filter_servers.get(&(group.cluster.clone(), addr.clone())) {
+                if !std::mem::take(&mut first) {
+                    out.push(b',');
+                }
+                push_str(&mut out, addr, style);
+                out.push(b':');
+                push_str_array(&mut out, servers.iter().map(String::as_str), style);
+            }
+        }
+    }
+    out.extend_from_slice(b"},\"queueDatas\":[");
+    for (i, (name, queue)) in queues.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"brokerName\":");
+        push_str(&mut out, name, style);
+        out.extend_from_slice(format!(",\"perm\":{},\"readQueueNums\":{},\"topicSysFlag\":{},\"writeQueueNums\":{}}}", queue.perm, queue.read_queue_nums, queue.topic_sys_flag, queue.write_queue_nums).as_bytes());
+    }
+    out.push(b']');
+    if let Some(mappings) = tables.queue_mappings.get(topic) {
+        out.extend_from_slice(b",\"topicQueueMappingByBroker\":{");
+        for (i, (bname, info)) in mappings.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            push_str(&mut out, bname, style);
+            out.push(b':');
+            push_mapping_info(&mut out, info, style);
+        }
+        out.push(b'}');
+    }
+    out.push(b'}');
+    Some(out)
+}
+
+/// Spec §5.9 step 6: a master-less acting-master group whose queues are read-only shows its
+/// lowest-id member as id 0, so clients can keep reading from it.
+fn rewrite_acting_masters(groups: &mut [BrokerData], perm_of: impl Fn(&str) -> Option<i32>) {
+    let masterless = |g: &BrokerData| !g.broker_addrs.is_empty() && !g.broker_addrs.contains_key(&MASTER_ID);
+    if !groups.iter().any(masterless) {
+        return;
+    }
+    for group in groups.iter_mut().filter(|g| masterless(g) && g.enable_acting_master) {
+        let read_only = perm_of(&group.broker_name).is_some_and(|perm| perm & PERM_WRITE == 0);
+        if read_only {
+            if let Some((_, addr)) = group.broker_addrs.pop_first() {
+                group.broker_addrs.insert(MASTER_ID, addr);
+            }
+        }
+    }
+}
+
+/// Encodes ClusterInfo, always with bare numeric keys as Java does.
+pub fn encode_cluster_info(tables: &RouteTables) -> Vec<u8> {
+    let style = JsonStyle::Fastjson;
+    let mut out = Vec::with_capacity(256 + tables.brokers.len() * 160);
+    out.extend_from_slice(b"{\"brokerAddrTable\":{");
+    for (i, (name, group)) in tables.brokers.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_str(&mut out, name, style);
+        out.push(b':');
+        push_broker_data(&mut out, group, style);
+    }
+    out.extend_from_slice(b"},\"clusterAddrTable\":{");
+    for (i, (cluster, names)) in tables.clusters.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_str(&mut out, cluster, style);
+        out.push(b':');
+        push_str_array(&mut out, names.iter().map(String::as_str), style);
+    }
+    out.extend_from_slice(b"}}");
+    out
+}
+
+/// One BrokerData object.
+pub fn push_broker_data(out: &mut Vec<u8>, group: &BrokerData, style: JsonStyle) {
+    out.extend_from_slice(b"{\"brokerAddrs\":");
+    push_addr_map(out, &group.broker_addrs, style);
+    out.extend_from_slice(b",\"brokerName\":");
+    push_str(out, &group.broker_name, style);
+    out.extend_from_slice(b",\"cluster\":");
+    push_str(out, &group.cluster, style);
+    out.extend_from_slice(b",\"enableActingMaster\":");
+    push_bool(out, group.enable_acting_master);
+    if let Some(zone) = &group.zone_name {
+        out.extend_from_slice(b",\"zoneName\":");
+        push_str(out, zone, style);
+    }
+    out.push(b'}');
+}
+
+/// A broker-id → address map.
+pub fn push_addr_map(out: &mut Vec<u8>, addrs: &BTreeMap<i64, String>, style: JsonStyle) {
+    out.push(b'{');
+    for (i, (id, addr)) in addrs.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_int_key(out, *id, style);
+        push_str(out, addr, style);
+    }
+    out.push(b'}');
+}
+
+fn push_mapping_info(out: &mut Vec<u8>, info: &TopicQueueMappingInfo, style: JsonStyle) {
+    out.extend_from_slice(b"{\"bname\":");
+    push_str(out, &info.bname, style);
+    out.extend_from_slice(b",\"currIdMap\":{");
+    for (i, (global, local)) in info.curr_id_map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_int_key(out, *global, style);
+        push_int(out, *local, style);
+    }
+    out.extend_from_slice(b"},\"dirty\":");
+    push_bool(out, info.dirty);
+    out.push(b',');
+    push_field(out, "epoch");
+    push_int(out, info.epoch, style);
+    out.extend_from_slice(b",\"scope\":");
+    push_str(out, &info.scope, style);
+    out.extend_from_slice(b",\"topic\":");
+    push_str(out, &info.topic, style);
+    out.extend_from_slice(format!(",\"totalQueues\":{}}}", info.total_queues).as_bytes());
+}

@@ -1,0 +1,319 @@
+//! Test harness: the real server on a pre-bound 127.0.0.1:0 listener, a blocking client, and
+//! builders for broker registrations.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use namesrv::dispatch::body_crc32;
+use namesrv::model::DataVersion;
+use namesrv::protocol::codec::encode_frame;
+use namesrv::protocol::lenient::quote_bare_keys;
+use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand};
+use namesrv::settings::Settings;
+use serde_json::{json, Value};
+use tokio_util::codec::Decoder;
+
+/// A running server; stopped when dropped.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// A server with default settings.
+    pub fn start() -> Self {
+        Self::with(|_| {})
+    }
+
+    /// A server with settings edited by `edit`.
+    pub fn with(edit: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = Settings { bind_address: "127.0.0.1".into(), listen_port: 0, ..Settings::default() };
+        edit(&mut settings);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let system = actix::System::new();
+            system.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                namesrv::server::serve(settings, listener, async {
+                    let _ = rx.await;
+                })
+                .await
+                .unwrap();
+            });
+        });
+        TestServer { addr, shutdown: Some(tx), thread: Some(thread) }
+    }
+
+    /// A new client connection.
+    pub fn client(&self) -> Client {
+        Client::connect(self.addr)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A blocking RocketMQ client over one TCP connection.
+pub struct Client {
+    pub stream: TcpStream,
+    codec: RemotingCodec,
+    buf: BytesMut,
+    next_opaque: i32,
+}
+
+impl Client {
+    /// Connects with a 5 s read timeout.
+    pub fn connect(addr: SocketAddr) -> Self {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        stream.set_nodelay(true).unwrap();
+        Client { stream, codec: RemotingCodec::new(1 << 30), buf: BytesMut::new(), next_opaque: 1 }
+    }
+
+    /// Writes one command as it is.
+    pub fn send(&mut self, cmd: &RemotingCommand) {
+        let mut out = BytesMut::new();
+        encode_frame(cmd, &mut out).unwrap();
+        self.stream.write_all(&out).unwrap();
+    }
+
+    /// Writes raw bytes.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    /// Sends a request with a fresh opaque and waits for its response.
+    pub fn call(&mut self, mut cmd: RemotingCommand) -> RemotingCommand {
+        cmd.opaque = self.next_opaque;
+        self.next_opaque += 1;
+        self.send(&cmd);
+        loop {
+            let frame = self.read_frame().expect("connection closed while waiting for a response");
+            if frame.opaque == cmd.opaque {
+                return frame;
+            }
+        }
+    }
+
+    /// Reads the next frame; `None` when the server closed the connection (or on timeout).
+    pub fn read_frame(&mut self) -> Option<RemotingCommand> {
+        loop {
+            if let Some(frame) = self.codec.decode(&mut self.buf).expect("server sent a bad frame") {
+                return Some(frame);
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            match self.stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    /// Reads the raw bytes of the next frame (length prefix included).
+    pub fn read_raw_frame(&mut self) -> Vec<u8> {
+        let mut len = [0u8; 4];
+        self.stream.read_exact(&mut len).unwrap();
+        let mut rest = vec![0u8; u32::from_be_bytes(len) as usize];
+        self.stream.read_exact(&mut rest).unwrap();
+        [len.to_vec(), rest].concat()
+    }
+
+    /// True when the server closes this connection within `within`.
+    pub fn closed_by_server(&mut self, within: Duration) -> bool {
+        self.stream.set_read_timeout(Some(within)).unwrap();
+        let mut byte = [0u8; 1];
+        let closed = matches!(self.stream.read(&mut byte), Ok(0))
+            || matches!(self.stream.read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset);
+        self.stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        closed
+    }
+
+    /// GET_ROUTEINFO_BY_TOPIC as a 5.x client (standard JSON); the parsed body or the code.
+    pub fn route(&mut self, topic: &str) -> Result<Value, i32> {
+        let resp = self.call(route_request(topic, 479));
+        if resp.code != 0 {
+            return Err(resp.code);
+        }
+        Ok(serde_json::from_slice(resp.body.as_deref().expect("route body")).expect("standard json route"))
+    }
+
+    /// GET_BROKER_CLUSTER_INFO, parsed leniently (it has bare numeric keys).
+    pub fn cluster_info(&mut self) -> Value {
+        let resp = self.call(RemotingCommand::request(106, None));
+        assert_eq!(resp.code, 0);
+        parse_lenient(resp.body.as_deref().unwrap())
+    }
+
+    /// Registers `broker` and returns the response.
+    pub fn register(&mut self, broker: &Broker) -> RemotingCommand {
+        self.call(broker.register_request())
+    }
+
+    /// Unregisters `broker` and returns the response.
+    pub fn unregister(&mut self, broker: &Broker) -> RemotingCommand {
+        self.call(broker.identity_request(104))
+    }
+}
+
+/// Parses JSON that may have bare numeric keys.
+pub fn parse_lenient(body: &[u8]) -> Value {
+    serde_json::from_slice(&quote_bare_keys(body)).expect("lenient json")
+}
+
+/// A GET_ROUTEINFO_BY_TOPIC request with the given client version.
+pub fn route_request(topic: &str, version: i32) -> RemotingCommand {
+    let mut cmd = RemotingCommand::request(105, Some(ExtFields::new().with("topic", topic)));
+    cmd.version = version;
+    cmd
+}
+
+/// One broker instance and what it registers.
+#[derive(Debug, Clone)]
+pub struct Broker {
+    pub cluster: String,
+    pub name: String,
+    pub id: i64,
+    pub addr: String,
+    pub ha_addr: String,
+    /// (topic, perm, queues)
+    pub topics: Vec<(String, i32, i32)>,
+    pub data_version: DataVersion,
+    pub enable_acting_master: Option<bool>,
+    pub heartbeat_timeout_ms: Option<u64>,
+    pub zone: Option<String>,
+    pub version: i32,
+}
+
+impl Broker {
+    /// A 5.x broker (enableActingMaster=false) with no topics.
+    pub fn new(cluster: &str, name: &str, id: i64, addr: &str) -> Self {
+        Broker {
+            cluster: cluster.into(),
+            name: name.into(),
+            id,
+            addr: addr.into(),
+            ha_addr: format!("{addr}-ha"),
+            topics: Vec::new(),
+            data_version: DataVersion { counter: 1, state_version: 0, timestamp: 1_700_000_000_000 },
+            enable_acting_master: Some(false),
+            heartbeat_timeout_ms: None,
+            zone: None,
+            version: 479,
+        }
+    }
+
+    /// Sets the topics (perm 6, 8 queues each).
+    pub fn topics(mut self, names: &[&str]) -> Self {
+        self.topics = names.iter().map(|n| (n.to_string(), 6, 8)).collect();
+        self
+    }
+
+    /// Bumps the data version counter (a topic-config change).
+    pub fn bump(mut self) -> Self {
+        self.data_version.counter += 1;
+        self
+    }
+
+    /// The RegisterBrokerBody JSON.
+    pub fn body_json(&self) -> Vec<u8> {
+        let table: serde_json::Map<String, Value> = self
+            .topics
+            .iter()
+            .map(|(t, perm, q)| {
+                (t.clone(), json!({"attributes":{},"order":false,"perm":perm,"readQueueNums":q,"topicFilterType":"SINGLE_TAG","topicName":t,"topicSysFlag":0,"writeQueueNums":q}))
+            })
+            .collect();
+        let dv = &self.data_version;
+        let body = json!({
+            "filterServerList": [],
+            "topicConfigSerializeWrapper": {
+                "dataVersion": {"counter": dv.counter, "stateVersion": dv.state_version, "timestamp": dv.timestamp},
+                "topicConfigTable": table,
+                "topicQueueMappingDetailMap": {},
+                "topicQueueMappingInfoMap": {}
+            }
+        });
+        serde_json::to_vec(&body).unwrap()
+    }
+
+    /// REGISTER_BROKER as a 5.x broker sends it (with bodyCrc32).
+    pub fn register_request(&self) -> RemotingCommand {
+        let body = self.body_json();
+        let mut ext = ExtFields::new()
+            .with("brokerName", &self.name)
+            .with("brokerAddr", &self.addr)
+            .with("clusterName", &self.cluster)
+            .with("haServerAddr", &self.ha_addr)
+            .with("brokerId", self.id.to_string())
+            .with("compressed", "false")
+            .with("bodyCrc32", body_crc32(&body).to_string());
+        if let Some(eam) = self.enable_acting_master {
+            ext.insert("enableActingMaster", eam.to_string());
+        }
+        if let Some(ms) = self.heartbeat_timeout_ms {
+            ext.insert("heartbeatTimeoutMillis", ms.to_string());
+        }
+        if let Some(zone) = &self.zone {
+            ext.insert("__ZONE_NAME", zone);
+        }
+        let mut cmd = RemotingCommand::request(103, Some(ext)).with_body(body);
+        cmd.version = self.version;
+        cmd
+    }
+
+    /// A request with the identity fields (UNREGISTER_BROKER, QUERY_DATA_VERSION, ...).
+    pub fn identity_request(&self, code: i32) -> RemotingCommand {
+        let ext = ExtFields::new()
+            .with("brokerName", &self.name)
+            .with("brokerAddr", &self.addr)
+            .with("clusterName", &self.cluster)
+            .with("brokerId", self.id.to_string());
+        RemotingCommand::request(code, Some(ext))
+    }
+}
+
+/// Polls `check` every 20 ms until it holds or `timeout` passes.
+pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The address map of the BrokerData named `name` in a parsed route.
+pub fn route_addrs(route: &Value, name: &str) -> Value {
+    route["brokerDatas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["brokerName"] == name)
+        .map(|b| b["brokerAddrs"].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// The QueueData of broker `name` in a parsed route.
+pub fn route_queue(route: &Value, name: &str) -> Value {
+    route["queueDatas"].as_array().unwrap().iter().find(|q| q["brokerName"] == name).cloned().unwrap_or(Value::Null)
+}
