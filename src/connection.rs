@@ -62,7 +62,12 @@ impl Connection {
     fn on_request(&mut self, request: RemotingCommand, ctx: &mut Context<Self>) {
         if request.is_response() {
             // The NameServer sends no requests over server connections, so nothing waits for this.
-            debug!(conn = self.id.0, code = request.code, opaque = request.opaque, "dropping unexpected response frame");
+            debug!(
+                conn = self.id.0,
+                code = request.code,
+                opaque = request.opaque,
+                "dropping unexpected response frame"
+            );
             return;
         }
         let code = request.code;
@@ -75,8 +80,13 @@ impl Connection {
         ctx.spawn(work.into_actor(self).map(move |response, conn, _| {
             conn.in_flight -= 1;
             debug!(
-                actor = "connection", msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name),
-                code, conn = conn.id.0, queued = conn.in_flight, elapsed_us = begin.elapsed().as_micros() as u64, "handled"
+                actor = "connection",
+                msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name),
+                code,
+                conn = conn.id.0,
+                queued = conn.in_flight,
+                elapsed_us = begin.elapsed().as_micros() as u64,
+                "handled"
             );
             if let Some(response) = response {
                 conn.last_activity = Instant::now();

@@ -153,9 +153,11 @@ impl Dispatcher {
             zone_name: h.zone_name,
             timeout_ms: h.heartbeat_timeout_millis.map(|ms| ms.max(0) as u64),
             enable_acting_master: h.enable_acting_master,
+            topics_fingerprint: body.topics_fingerprint(),
             body,
         };
-        let outcome = self.registry.ask(RegisterBroker { conn, registration }).await?.ok_or(RequestError::RegisterFailed)?;
+        let outcome =
+            self.registry.ask(RegisterBroker { conn, registration }).await?.ok_or(RequestError::RegisterFailed)?;
         let mut ext = ExtFields::new();
         if let Some(master) = outcome.master_addr {
             ext.insert("masterAddr", master);
@@ -198,14 +200,10 @@ impl Dispatcher {
     async fn query_data_version(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
         let h = BrokerIdentityHeader::read(req)?;
         let version: Option<DataVersion> = req.body.as_deref().map(decode_data_version).transpose()?;
-        let (changed, stored) = self
-            .registry
-            .ask(QueryDataVersion { conn, cluster: h.cluster_name, addr: h.broker_addr, version })
-            .await?;
-        let mut response = RemotingCommand {
-            ext_fields: Some(ExtFields::new().with("changed", changed.to_string())),
-            ..success()
-        };
+        let (changed, stored) =
+            self.registry.ask(QueryDataVersion { conn, cluster: h.cluster_name, addr: h.broker_addr, version }).await?;
+        let mut response =
+            RemotingCommand { ext_fields: Some(ExtFields::new().with("changed", changed.to_string())), ..success() };
         if let Some(stored) = stored {
             response.body = Some(stored.to_json().into());
         }

@@ -1,5 +1,6 @@
 //! The `namesrv` binary: command line, logging, settings, then serve until Ctrl-C / SIGTERM.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -53,9 +54,14 @@ impl Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt().with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"))).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .init();
     let settings = match cli.overrides().map_err(|e| e.to_string()).and_then(|o| {
-        Settings::load(Some(DEFAULT_CONFIG_FILE.as_ref()), cli.config.as_deref(), "NAMESRV", &o).map_err(|e| e.to_string())
+        Settings::load(Some(DEFAULT_CONFIG_FILE.as_ref()), cli.config.as_deref(), "NAMESRV", &o)
+            .map_err(|e| e.to_string())
     }) {
         Ok(s) => s,
         Err(e) => {

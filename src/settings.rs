@@ -171,7 +171,8 @@ fn read_file(path: &Path) -> Result<Map<String, Value>, SettingsError> {
 
 /// Maps a Java spelling (any case) to our key; other keys pass unchanged, to fail by name.
 fn canonical_key(key: &str) -> String {
-    let folded = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<String>();
+    let folded =
+        |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<String>();
     let key_folded = folded(key);
     JAVA_NAMES
         .iter()
@@ -233,8 +234,7 @@ mod tests {
 
     #[test]
     fn printed_config_loads_back_to_the_same_settings() {
-        let mut original = Settings::default();
-        original.listen_port = 1234;
+        let original = Settings { listen_port: 1234, ..Settings::default() };
         let path = temp_file("printed.toml", &original.to_toml_lines());
         assert_eq!(Settings::load(None, Some(&path), "NAMESRV_TEST_PRINTED", &[]).unwrap(), original);
     }

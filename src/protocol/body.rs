@@ -46,6 +46,21 @@ pub struct RegisterBody {
     pub mappings: Vec<(String, TopicQueueMappingInfo)>,
 }
 
+impl RegisterBody {
+    /// An order-independent fingerprint of the topic names, to tell whether a re-registration
+    /// lists the same topics as the previous one without comparing them in the registry.
+    pub fn topics_fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut sum = self.topics.len() as u64;
+        for (key, config) in &self.topics {
+            let mut h = std::hash::DefaultHasher::new();
+            config.topic_name.as_deref().unwrap_or(key).hash(&mut h);
+            sum = sum.wrapping_add(h.finish());
+        }
+        sum
+    }
+}
+
 /// Decodes a REGISTER_BROKER body as Java's handler does (spec §2.3.6 step 3).
 ///
 /// `compressed` is the header flag. A body that fails as JSON but looks deflated is tried as
@@ -172,7 +187,9 @@ fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, TopicConf
 /// An i64 written as a number or as a decimal string (fastjson reads both).
 pub fn lenient_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
     match serde_json::Value::deserialize(d)? {
-        serde_json::Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)).ok_or_else(|| de::Error::custom("not an integer")),
+        serde_json::Value::Number(n) => {
+            n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)).ok_or_else(|| de::Error::custom("not an integer"))
+        }
         serde_json::Value::String(s) => s.trim().parse().map_err(de::Error::custom),
         serde_json::Value::Null => Ok(0),
         other => Err(de::Error::custom(format!("expected an integer, got {other}"))),

@@ -173,13 +173,12 @@ mod tests {
     #[test]
     fn json_frame_matches_the_java_hex_vector() {
         // Spec §1.2: the Java client's GET_ROUTEINFO_BY_TOPIC frame.
-        let expected = hex(
-            "00 00 00 88 00 00 00 84 7b 22 63 6f 64 65 22 3a 31 30 35 2c 22 65 78 74 46 69 65 6c 64 73 22 3a \
+        let expected =
+            hex("00 00 00 88 00 00 00 84 7b 22 63 6f 64 65 22 3a 31 30 35 2c 22 65 78 74 46 69 65 6c 64 73 22 3a \
              7b 22 74 6f 70 69 63 22 3a 22 54 6f 70 69 63 54 65 73 74 22 7d 2c 22 66 6c 61 67 22 3a 30 2c 22 \
              6c 61 6e 67 75 61 67 65 22 3a 22 4a 41 56 41 22 2c 22 6f 70 61 71 75 65 22 3a 34 32 2c 22 73 65 \
              72 69 61 6c 69 7a 65 54 79 70 65 43 75 72 72 65 6e 74 52 50 43 22 3a 22 4a 53 4f 4e 22 2c 22 76 \
-             65 72 73 69 6f 6e 22 3a 34 37 39 7d",
-        );
+             65 72 73 69 6f 6e 22 3a 34 37 39 7d");
         assert_eq!(expected.len(), 140);
         assert_eq!(&encoded(&route_request())[..], &expected[..]);
         let back = RemotingCodec::default().decode(&mut BytesMut::from(&expected[..])).unwrap().unwrap();
@@ -189,10 +188,8 @@ mod tests {
     #[test]
     fn binary_frame_matches_the_java_hex_vector() {
         // Spec §1.3: the same request with a binary header.
-        let expected = hex(
-            "00 00 00 2d 01 00 00 29 00 69 00 01 df 00 00 00 2a 00 00 00 00 00 00 00 00 \
-             00 00 00 14 00 05 74 6f 70 69 63 00 00 00 09 54 6f 70 69 63 54 65 73 74",
-        );
+        let expected = hex("00 00 00 2d 01 00 00 29 00 69 00 01 df 00 00 00 2a 00 00 00 00 00 00 00 00 \
+             00 00 00 14 00 05 74 6f 70 69 63 00 00 00 09 54 6f 70 69 63 54 65 73 74");
         assert_eq!(expected.len(), 49);
         let mut cmd = route_request();
         cmd.serialize_type = SerializeType::RocketMq;
@@ -203,7 +200,8 @@ mod tests {
 
     #[test]
     fn header_length_word_vectors_from_remoting_command_test() {
-        assert_eq!((0u32 << 24 | 261).to_be_bytes(), [0x00, 0x00, 0x01, 0x05]);
+        let json_type = SerializeType::Json as u32;
+        assert_eq!((json_type << 24 | 261).to_be_bytes(), [0x00, 0x00, 0x01, 0x05]);
         assert_eq!((1u32 << 24 | 16_777_215).to_be_bytes(), [0x01, 0xFF, 0xFF, 0xFF]);
     }
 

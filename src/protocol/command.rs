@@ -126,12 +126,7 @@ impl RemotingCommand {
 
     /// A response skeleton; the dispatcher fills in `opaque`, flag and serialization.
     pub fn response(code: ResponseCode, remark: Option<String>) -> Self {
-        Self {
-            code: code as i32,
-            remark,
-            flag: FLAG_RESPONSE,
-            ..Self::request(0, None)
-        }
+        Self { code: code as i32, remark, flag: FLAG_RESPONSE, ..Self::request(0, None) }
     }
 
     /// True for a frame that answers an earlier request.

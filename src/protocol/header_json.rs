@@ -5,9 +5,9 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
+use super::code::LanguageCode;
 use super::command::{ExtFields, RemotingCommand, SerializeType};
 use super::json::{push_field, push_str, JsonStyle};
-use super::code::LanguageCode;
 
 /// The fields of a JSON header; anything else in the object is ignored, any order is accepted.
 #[derive(Deserialize)]

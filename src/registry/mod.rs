@@ -100,8 +100,14 @@ impl RouteRegistry {
         }
         let (topics, groups, live) = self.tables.sizes();
         debug!(
-            actor = "registry", msg = "ExpiryTick", expired = expired.len(), live, groups, topics,
-            elapsed_us = begin.elapsed().as_micros() as u64, "expiry scan"
+            actor = "registry",
+            msg = "ExpiryTick",
+            expired = expired.len(),
+            live,
+            groups,
+            topics,
+            elapsed_us = begin.elapsed().as_micros() as u64,
+            "expiry scan"
         );
     }
 
@@ -136,8 +142,12 @@ impl<M: Apply> Handler<Queued<M>> for RouteRegistry {
         let begin = Instant::now();
         let out = msg.apply(self);
         debug!(
-            actor = "registry", msg = M::NAME, conn = conn.0, queued,
-            elapsed_us = begin.elapsed().as_micros() as u64, "handled"
+            actor = "registry",
+            msg = M::NAME,
+            conn = conn.0,
+            queued,
+            elapsed_us = begin.elapsed().as_micros() as u64,
+            "handled"
         );
         MessageResult(out)
     }
@@ -151,9 +161,13 @@ impl Apply for RegisterBroker {
             (reg.broker_name.clone(), reg.addr.clone(), reg.cluster.clone(), reg.broker_id, reg.body.topics.len());
         let outcome = registry.tables.register_broker(reg, now);
         match &outcome {
-            Some(o) if o.newly_live => info!(broker = %name, addr = %addr, cluster = %cluster, id, topics, conn = self.conn.0, "broker registered"),
+            Some(o) if o.newly_live => {
+                info!(broker = %name, addr = %addr, cluster = %cluster, id, topics, conn = self.conn.0, "broker registered")
+            }
             Some(_) => debug!(broker = %name, addr = %addr, id, topics, "broker re-registered"),
-            None => info!(broker = %name, addr = %addr, id, topics, "broker registration rejected: first registration with a single topic"),
+            None => {
+                info!(broker = %name, addr = %addr, id, topics, "broker registration rejected: first registration with a single topic")
+            }
         }
         outcome
     }

@@ -23,6 +23,8 @@ pub struct Registration {
     /// `enableActingMaster`; `None` marks a 4.x ("old version") broker.
     pub enable_acting_master: Option<bool>,
     pub body: RegisterBody,
+    /// `body.topics_fingerprint()`, computed by the sender so the registry need not.
+    pub topics_fingerprint: u64,
 }
 
 /// What a successful registration tells the broker, and what the log says about it.
@@ -89,9 +91,10 @@ impl RouteTables {
 
         // Steps 8-10: topics, from the master or the prime slave only.
         let applies_topics = is_master || is_prime_slave;
-        if applies_topics {
+        let applied_topics = applies_topics.then(|| {
             self.apply_topics(&reg, &live_key, register_first, is_prime_slave && acting_master);
-        }
+            reg.topics_fingerprint
+        });
 
         // Step 11: liveness follows the latest registration and its connection.
         let timeout_ms = reg.timeout_ms.unwrap_or(self.options.default_broker_timeout_ms);
@@ -103,7 +106,7 @@ impl RouteTables {
                 data_version: reg.body.data_version,
                 conn: reg.conn,
                 ha_server_addr: reg.ha_server_addr.clone(),
-                applied_topics: applies_topics,
+                applied_topics,
             },
         );
 
@@ -135,13 +138,22 @@ impl RouteTables {
 
     /// Steps 8-10 for a master or prime slave.
     ///
-    /// A re-registration with an unchanged dataVersion (the 30 s heartbeat) touches no topic
-    /// unless this group lost queue data since its last full apply, so it costs O(1) here.
-    fn apply_topics(&mut self, reg: &Registration, live_key: &(String, String), register_first: bool, wipe_write: bool) {
+    /// Java re-applies every topic when the dataVersion changed, and otherwise only topics that
+    /// lack this group's queue data. A re-registration with an unchanged dataVersion and the same
+    /// topic names as the last applied one (the 30 s heartbeat) can lack none, unless the group
+    /// lost queue data since, so it skips the per-topic check and costs O(1) here.
+    fn apply_topics(
+        &mut self,
+        reg: &Registration,
+        live_key: &(String, String),
+        register_first: bool,
+        wipe_write: bool,
+    ) {
         let previous = self.live.get(live_key);
         let version_changed = previous.is_none_or(|l| l.data_version != reg.body.data_version);
         let full = register_first || version_changed;
-        let check_each = !full && (self.pruned.contains(&reg.broker_name) || previous.is_none_or(|l| !l.applied_topics));
+        let same_topics = previous.and_then(|l| l.applied_topics) == Some(reg.topics_fingerprint);
+        let check_each = !full && (self.pruned.contains(&reg.broker_name) || !same_topics);
 
         if self.options.delete_topic_with_broker_registration && reg.body.mappings.is_empty() {
             let listed: HashSet<&str> = reg.body.topics.iter().map(|(key, _)| key.as_str()).collect();

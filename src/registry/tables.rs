@@ -50,8 +50,9 @@ pub struct LiveBroker {
     pub conn: ConnId,
     /// Its HA address, handed to its slaves.
     pub ha_server_addr: String,
-    /// Whether its latest registration applied topics (master or prime slave).
-    pub applied_topics: bool,
+    /// Fingerprint of the topic names its latest registration applied; `None` when that
+    /// registration applied no topics (not master or prime slave).
+    pub applied_topics: Option<u64>,
 }
 
 /// Encoded route bodies of one topic, built on first query and dropped on any change.
@@ -160,7 +161,8 @@ impl RouteTables {
 
     /// The topics that hold queue data of `broker`, sorted.
     pub fn topics_of(&self, broker: &str) -> Vec<String> {
-        let mut topics: Vec<String> = self.broker_topics.get(broker).map(|t| t.iter().cloned().collect()).unwrap_or_default();
+        let mut topics: Vec<String> =
+            self.broker_topics.get(broker).map(|t| t.iter().cloned().collect()).unwrap_or_default();
         topics.sort();
         topics
     }
@@ -212,9 +214,10 @@ impl RouteTables {
 
     /// The group name and id under which `addr` is registered in `cluster` (spec §5.8).
     pub fn find_broker(&self, cluster: &str, addr: &str) -> Option<(String, i64)> {
-        self.brokers.values().filter(|b| b.cluster == cluster).find_map(|b| {
-            b.broker_addrs.iter().find(|(_, a)| *a == addr).map(|(id, _)| (b.broker_name.clone(), *id))
-        })
+        self.brokers
+            .values()
+            .filter(|b| b.cluster == cluster)
+            .find_map(|b| b.broker_addrs.iter().find(|(_, a)| *a == addr).map(|(id, _)| (b.broker_name.clone(), *id)))
     }
 
     /// A broker group, if known.

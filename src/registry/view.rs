@@ -52,7 +52,13 @@ pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle) -> Opti
         }
         out.extend_from_slice(b"{\"brokerName\":");
         push_str(&mut out, name, style);
-        out.extend_from_slice(format!(",\"perm\":{},\"readQueueNums\":{},\"topicSysFlag\":{},\"writeQueueNums\":{}}}", queue.perm, queue.read_queue_nums, queue.topic_sys_flag, queue.write_queue_nums).as_bytes());
+        out.extend_from_slice(
+            format!(
+                ",\"perm\":{},\"readQueueNums\":{},\"topicSysFlag\":{},\"writeQueueNums\":{}}}",
+                queue.perm, queue.read_queue_nums, queue.topic_sys_flag, queue.write_queue_nums
+            )
+            .as_bytes(),
+        );
     }
     out.push(b']');
     if let Some(mappings) = tables.queue_mappings.get(topic) {
