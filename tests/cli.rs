@@ -47,12 +47,8 @@ fn unknown_config_key_fails_start_up_naming_the_key() {
 
 #[test]
 fn the_binary_serves_requests_and_exits_cleanly_on_sigterm() {
-    let mut child = namesrv()
-        .args(["--listen", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child =
+        namesrv().args(["--listen", "127.0.0.1:0"]).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
     let stderr = BufReader::new(child.stderr.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
