@@ -8,12 +8,20 @@
 //!   (`register`), removal and heartbeats (`liveness`), and encoded responses (`view`).
 //! - [`dispatch`]: request → registry message → response, with every error mapped to a code.
 //! - [`connection`]: the per-socket actor; [`server`]: bind and accept.
-//! - [`settings`]: layered configuration.
+//! - [`kv`]: the KV config store actor; [`config_store`]: runtime configuration actor;
+//!   [`persist`]: crash-safe file writes; [`notifier`]: outbound NOTIFY_MIN_BROKER_ID_CHANGE.
+//! - [`mailbox`]: typed, counted, logged actor requests shared by every actor.
+//! - [`settings`]: layered configuration (TOML or Java properties).
 #![forbid(unsafe_code)]
 
+pub mod config_store;
 pub mod connection;
 pub mod dispatch;
+pub mod kv;
+pub mod mailbox;
 pub mod model;
+pub mod notifier;
+pub mod persist;
 pub mod protocol;
 pub mod registry;
 pub mod server;

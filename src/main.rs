@@ -76,7 +76,7 @@ fn main() -> ExitCode {
     info!(settings = ?settings, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
     let system = actix::System::new();
     let result = system.block_on(async move {
-        let listener = server::bind(&settings)?;
+        let listener = server::bind(&settings).map_err(server::ServeError::from)?;
         server::serve(settings, listener, shutdown_signal()).await
     });
     match result {

@@ -1,23 +1,44 @@
-//! Binding, the accept loop, and one `Connection` actor per accepted socket.
+//! Start-up of the actors, binding, the accept loop (one `Connection` actor per socket), and
+//! graceful shutdown.
 
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
+use actix::Arbiter;
+use thiserror::Error;
 use tokio::net::{TcpListener, TcpSocket};
 use tracing::{info, warn};
 
+use crate::config_store::ConfigStore;
 use crate::connection::Connection;
-use crate::dispatch::{DispatchOptions, Dispatcher};
+use crate::dispatch::{Actors, DispatchOptions, Dispatcher};
+use crate::kv::{self, Flush, KvError, KvStore};
+use crate::mailbox::ConnId;
+use crate::notifier::Notifier;
 use crate::protocol::RemotingCodec;
-use crate::registry::messages::ConnId;
-use crate::registry::tables::TableOptions;
+use crate::registry::options::RegistryOptions;
 use crate::registry::RouteRegistry;
 use crate::settings::Settings;
 
 /// Listen backlog, as Java's `serverSocketBacklog`.
 const BACKLOG: u32 = 1024;
+
+/// How long shutdown waits for requests in flight.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why the server could not start or run.
+#[derive(Debug, Error)]
+pub enum ServeError {
+    /// Binding or accepting failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] io::Error),
+    /// The KV config file cannot be loaded; start-up stops rather than empty it.
+    #[error(transparent)]
+    Kv(#[from] KvError),
+}
 
 /// Binds the configured address with SO_REUSEADDR and Java's backlog.
 pub fn bind(settings: &Settings) -> io::Result<TcpListener> {
@@ -30,21 +51,27 @@ pub fn bind(settings: &Settings) -> io::Result<TcpListener> {
     socket.listen(BACKLOG)
 }
 
-/// Table options taken from the settings.
-pub fn table_options(settings: &Settings) -> TableOptions {
-    TableOptions {
-        default_broker_timeout_ms: settings.broker_timeout_ms,
-        delete_topic_with_broker_registration: settings.delete_topic_with_broker_registration,
-        support_acting_master: settings.support_acting_master,
-    }
-}
+/// Serves on `listener` until `shutdown` completes, then drains. Must run inside an actix System.
+pub async fn serve(
+    settings: Settings,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    let kv_path = PathBuf::from(&settings.kv_config_path);
+    let kv_table = kv::load(&kv_path)?;
+    info!(path = %kv_path.display(), namespaces = kv_table.len(), "kv config loaded");
 
-/// Serves on `listener` until `shutdown` completes. Must run inside an actix System.
-pub async fn serve(settings: Settings, listener: TcpListener, shutdown: impl Future<Output = ()>) -> io::Result<()> {
-    let registry = RouteRegistry::start(table_options(&settings), Duration::from_millis(settings.scan_interval_ms));
-    let dispatcher = Dispatcher::new(registry.clone(), DispatchOptions::from(&settings));
+    let notifier = Notifier::start(settings.response_version);
+    let scan_interval = Duration::from_millis(settings.scan_interval_ms);
+    let registry = RouteRegistry::start(RegistryOptions::from(&settings), scan_interval, notifier);
+    let storage = Arbiter::new();
+    let kv = KvStore::start(kv_path, kv_table, registry.clone(), &storage.handle());
+    let config = ConfigStore::start(settings.clone(), registry.clone(), &storage.handle());
+    let actors = Actors { registry: registry.clone(), kv: kv.clone(), config };
+    let dispatcher = Dispatcher::new(actors, DispatchOptions::from(&settings));
     let codec = RemotingCodec::new(settings.max_frame_bytes);
     let idle_timeout = Duration::from_secs(settings.idle_timeout_secs);
+
     info!(addr = %listener.local_addr()?, "listening");
     tokio::pin!(shutdown);
     let mut next_id = 0u64;
@@ -65,6 +92,14 @@ pub async fn serve(settings: Settings, listener: TcpListener, shutdown: impl Fut
             _ = &mut shutdown => break,
         }
     }
-    info!("stopped accepting connections");
+    drop(listener);
+    info!(in_flight = dispatcher.in_flight(), "shutting down: stopped accepting connections");
+    let begin = Instant::now();
+    while dispatcher.in_flight() > 0 && begin.elapsed() < DRAIN_TIMEOUT {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let _ = kv.ask(Flush { conn: ConnId(0) }).await;
+    storage.stop();
+    info!(left_in_flight = dispatcher.in_flight(), drain_ms = begin.elapsed().as_millis() as u64, "shutdown complete");
     Ok(())
 }

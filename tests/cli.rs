@@ -10,7 +10,11 @@ use common::Client;
 
 fn namesrv() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_namesrv"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR")).env_remove("RUST_LOG");
+    let dir = common::temp_dir();
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RUST_LOG")
+        .env("NAMESRV_KV_CONFIG_PATH", dir.join("kvConfig.json"))
+        .env("NAMESRV_CONFIG_STORE_PATH", dir.join("namesrv.properties"));
     cmd
 }
 

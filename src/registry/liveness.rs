@@ -2,7 +2,7 @@
 //! and the heartbeat paths that keep them (spec §5.5).
 
 use super::messages::ConnId;
-use super::tables::{LiveKey, RouteTables};
+use super::tables::{LiveKey, MinBrokerIdChange, RouteTables};
 use crate::model::{DataVersion, MASTER_ID, PERM_WRITE};
 
 /// Identifies one broker instance to remove.
@@ -12,6 +12,13 @@ pub struct BrokerRef {
     pub addr: String,
     pub broker_name: String,
     pub broker_id: i64,
+}
+
+/// An unregister refused because the broker's live registration came over another connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fenced {
+    /// The connection of the live registration.
+    pub registered_over: ConnId,
 }
 
 /// A broker removed by expiry, with how long it had been silent.
@@ -35,10 +42,23 @@ impl RouteTables {
         let mut was_listed = false;
         let mut group_empty = false;
         if let Some(group) = self.brokers.get_mut(&b.broker_name) {
+            let min_changed = group.min_id() == Some(b.broker_id);
             let before = group.broker_addrs.len();
             group.broker_addrs.retain(|_, addr| *addr != b.addr);
             was_listed = group.broker_addrs.len() != before;
             group_empty = group.broker_addrs.is_empty();
+            let notify = self.options.notify_min_broker_id_changed && group.enable_acting_master;
+            if notify && min_changed && !group_empty {
+                let (min_id, min_addr) =
+                    group.broker_addrs.iter().next().map(|(id, a)| (*id, a.clone())).unwrap_or_default();
+                self.outbox.push(MinBrokerIdChange {
+                    targets: group.broker_addrs.values().cloned().collect(),
+                    min_broker_id: min_id,
+                    min_broker_addr: min_addr,
+                    offline_broker_addr: Some(b.addr.clone()),
+                    ha_broker_addr: None,
+                });
+            }
         }
         if was_listed {
             self.touch_broker(&b.broker_name);
@@ -72,6 +92,16 @@ impl RouteTables {
             for topic in self.topics_of(broker) {
                 self.update_perm(&topic, broker, |perm| perm & !PERM_WRITE);
             }
+        }
+    }
+
+    /// UNREGISTER_BROKER received over `conn`. A broker whose latest registration came over
+    /// another connection has re-registered since this request was decided (a restart racing
+    /// its own shutdown, apache/rocketmq#11043), so it is left alone. Returns whether it was removed.
+    pub fn unregister_from(&mut self, conn: ConnId, b: &BrokerRef) -> Result<bool, Fenced> {
+        match self.live.get(&(b.cluster.clone(), b.addr.clone())) {
+            Some(live) if live.conn != conn => Err(Fenced { registered_over: live.conn }),
+            _ => Ok(self.unregister_broker(b)),
         }
     }
 

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::messages::ConnId;
-use super::tables::{LiveBroker, RouteTables};
+use super::tables::{LiveBroker, MinBrokerIdChange, RouteTables};
 use crate::model::{BrokerData, QueueData, MASTER_ID, PERM_WRITE};
 use crate::protocol::body::RegisterBody;
 
@@ -36,6 +36,8 @@ pub struct RegisterOutcome {
     pub ha_server_addr: Option<String>,
     /// True when the instance was not live before (first registration or after removal).
     pub newly_live: bool,
+    /// The ORDER_TOPIC_CONFIG KVTable body, when configured to return it and it exists.
+    pub order_topic_config: Option<bytes::Bytes>,
 }
 
 impl RouteTables {
@@ -84,7 +86,20 @@ impl RouteTables {
         let is_prime_slave = !old_version_broker && !is_master && group.min_id() == Some(reg.broker_id);
         let acting_master = group.enable_acting_master;
         let group_changed = *group != before;
-        let _ = min_id_changed; // NOTIFY_MIN_BROKER_ID_CHANGE is sent by a later component.
+        if min_id_changed && self.options.notify_min_broker_id_changed {
+            // Step 14: tell the group its lowest id changed (to all but the new minimum).
+            let (min_id, min_addr) =
+                group.broker_addrs.iter().next().map(|(id, a)| (*id, a.clone())).unwrap_or_default();
+            let alone = group.broker_addrs.len() == 1;
+            let targets = group.broker_addrs.values().filter(|a| alone || **a != min_addr).cloned().collect();
+            self.outbox.push(MinBrokerIdChange {
+                targets,
+                min_broker_id: min_id,
+                min_broker_addr: min_addr,
+                offline_broker_addr: None,
+                ha_broker_addr: Some(reg.ha_server_addr.clone()),
+            });
+        }
         if group_changed {
             self.touch_broker(&reg.broker_name);
         }

@@ -9,30 +9,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use bytes::Bytes;
 
 use super::messages::ConnId;
+use super::options::RegistryOptions;
 use super::view;
 use crate::model::{BrokerData, DataVersion, QueueData, TopicQueueMappingInfo};
 use crate::protocol::json::JsonStyle;
-
-/// Settings the tables consult while applying changes.
-#[derive(Debug, Clone)]
-pub struct TableOptions {
-    /// Expiry for brokers that did not register a `heartbeatTimeoutMillis`.
-    pub default_broker_timeout_ms: u64,
-    /// Drop a broker's topics that its registration no longer lists (spec §5.4 step 8).
-    pub delete_topic_with_broker_registration: bool,
-    /// Rewrite routes of master-less acting-master groups (spec §5.9 step 6).
-    pub support_acting_master: bool,
-}
-
-impl Default for TableOptions {
-    fn default() -> Self {
-        Self {
-            default_broker_timeout_ms: 120_000,
-            delete_topic_with_broker_registration: false,
-            support_acting_master: false,
-        }
-    }
-}
 
 /// Liveness is keyed by (cluster, broker address), as in Java 5.x.
 pub type LiveKey = (String, String);
@@ -65,7 +45,7 @@ struct CachedRoute {
 /// All route state of the NameServer, owned by the registry actor.
 #[derive(Debug, Default)]
 pub struct RouteTables {
-    pub(super) options: TableOptions,
+    pub(super) options: RegistryOptions,
     /// topic → broker name → queues.
     pub(super) topic_queues: HashMap<String, BTreeMap<String, QueueData>>,
     /// broker name → group.
@@ -84,16 +64,34 @@ pub struct RouteTables {
     pub(super) pruned: HashSet<String>,
     routes: HashMap<String, CachedRoute>,
     cluster_info: Option<Bytes>,
+    /// ORDER_TOPIC_CONFIG from the KV store: topic → `"brokerName:queueNum;..."`.
+    pub(super) order_topics: BTreeMap<String, String>,
+    /// The same namespace as the KVTable body returned to registering brokers; `None` when
+    /// the namespace does not exist.
+    pub(super) order_kv_body: Option<Bytes>,
+    /// NOTIFY_MIN_BROKER_ID_CHANGE messages decided but not yet handed to the notifier.
+    pub(super) outbox: Vec<MinBrokerIdChange>,
+}
+
+/// A NOTIFY_MIN_BROKER_ID_CHANGE to send (spec §5.12).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MinBrokerIdChange {
+    /// Addresses to send it to.
+    pub targets: Vec<String>,
+    pub min_broker_id: i64,
+    pub min_broker_addr: String,
+    pub offline_broker_addr: Option<String>,
+    pub ha_broker_addr: Option<String>,
 }
 
 impl RouteTables {
     /// Empty tables with the given options.
-    pub fn new(options: TableOptions) -> Self {
+    pub fn new(options: RegistryOptions) -> Self {
         Self { options, ..Self::default() }
     }
 
     /// The options in force.
-    pub fn options(&self) -> &TableOptions {
+    pub fn options(&self) -> &RegistryOptions {
         &self.options
     }
 
@@ -182,6 +180,34 @@ impl RouteTables {
         self.cluster_info = None;
     }
 
+    /// Replaces the options; every cached route is dropped since options shape routes.
+    pub fn set_options(&mut self, options: RegistryOptions) {
+        self.options = options;
+        self.routes.clear();
+    }
+
+    /// Replaces the ORDER_TOPIC_CONFIG namespace, dropping the routes whose entry changed.
+    pub fn set_order_topics(&mut self, table: Option<BTreeMap<String, String>>) {
+        self.order_kv_body = table.as_ref().map(|t| Bytes::from(crate::kv::encode_kv_table(t)));
+        let new = table.unwrap_or_default();
+        let old = std::mem::replace(&mut self.order_topics, new);
+        for topic in old.keys().chain(self.order_topics.keys()) {
+            if old.get(topic) != self.order_topics.get(topic) {
+                self.routes.remove(topic);
+            }
+        }
+    }
+
+    /// Takes the notifications decided since the last call.
+    pub fn take_outbox(&mut self) -> Vec<MinBrokerIdChange> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// The route of `topic` filtered to `zone` (spec §2.3.4 zone hook); built on each call.
+    pub fn zone_route_body(&self, topic: &str, style: JsonStyle, zone: &str) -> Option<Bytes> {
+        view::encode_route(self, topic, style, Some(zone)).map(Bytes::from)
+    }
+
     /// The encoded route of `topic`, served from cache when nothing changed since it was built.
     pub fn route_body(&mut self, topic: &str, style: JsonStyle) -> Option<Bytes> {
         if let Some(cached) = self.routes.get(topic) {
@@ -193,7 +219,7 @@ impl RouteTables {
                 return Some(body.clone());
             }
         }
-        let body = Bytes::from(view::encode_route(self, topic, style)?);
+        let body = Bytes::from(view::encode_route(self, topic, style, None)?);
         let cached = self.routes.entry(topic.to_owned()).or_default();
         match style {
             JsonStyle::Fastjson => cached.fastjson = Some(body.clone()),

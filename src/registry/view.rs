@@ -6,21 +6,34 @@
 use std::collections::BTreeMap;
 
 use super::tables::RouteTables;
-use crate::model::{BrokerData, TopicQueueMappingInfo, MASTER_ID, PERM_WRITE};
+use crate::model::{BrokerData, QueueData, TopicQueueMappingInfo, MASTER_ID, PERM_WRITE};
 use crate::protocol::json::{push_bool, push_field, push_int, push_int_key, push_str, push_str_array, JsonStyle};
 
 /// Topics exempt from the acting-master rewrite (the brokers' own member-sync topics).
 const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
 
 /// Encodes the route of `topic`; `None` when the topic has no queues or no known broker group.
-pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle) -> Option<Vec<u8>> {
-    let queues = tables.topic_queues.get(topic)?;
-    let mut groups: Vec<BrokerData> = queues.keys().filter_map(|name| tables.brokers.get(name).cloned()).collect();
+///
+/// With a `zone`, groups that have a master in another zone are left out with their queues
+/// and filter servers (Java's `ZoneRouteRPCHook`); the requested JSON style is kept.
+pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle, zone: Option<&str>) -> Option<Vec<u8>> {
+    let all_queues = tables.topic_queues.get(topic)?;
+    let mut groups: Vec<BrokerData> = all_queues.keys().filter_map(|name| tables.brokers.get(name).cloned()).collect();
     if groups.is_empty() {
         return None;
     }
     if tables.options.support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_PREFIX) {
-        rewrite_acting_masters(&mut groups, |name| queues.get(name).map(|q| q.perm));
+        rewrite_acting_masters(&mut groups, |name| all_queues.get(name).map(|q| q.perm));
+    }
+    let mut queues: Vec<(&String, &QueueData)> = all_queues.iter().collect();
+    if let Some(zone) = zone {
+        let in_zone = |g: &BrokerData| {
+            !g.broker_addrs.contains_key(&MASTER_ID)
+                || g.zone_name.as_deref().is_some_and(|z| z.eq_ignore_ascii_case(zone))
+        };
+        let dropped: Vec<String> = groups.iter().filter(|g| !in_zone(g)).map(|g| g.broker_name.clone()).collect();
+        groups.retain(in_zone);
+        queues.retain(|(name, _)| !dropped.contains(name));
     }
 
     let mut out = Vec::with_capacity(256);
@@ -45,7 +58,14 @@ pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle) -> Opti
             }
         }
     }
-    out.extend_from_slice(b"},\"queueDatas\":[");
+    out.push(b'}');
+    if tables.options.order_message_enable {
+        if let Some(conf) = tables.order_topics.get(topic) {
+            out.extend_from_slice(b",\"orderTopicConf\":");
+            push_str(&mut out, conf, style);
+        }
+    }
+    out.extend_from_slice(b",\"queueDatas\":[");
     for (i, (name, queue)) in queues.iter().enumerate() {
         if i > 0 {
             out.push(b',');
@@ -171,4 +191,34 @@ fn push_mapping_info(out: &mut Vec<u8>, info: &TopicQueueMappingInfo, style: Jso
     out.extend_from_slice(b",\"topic\":");
     push_str(out, &info.topic, style);
     out.extend_from_slice(format!(",\"totalQueues\":{}}}", info.total_queues).as_bytes());
+}
+
+/// A TopicList body (spec §3.6); `broker_addr` only for the system topic list.
+pub fn encode_topic_list(topics: &[String], broker_addr: Option<&str>) -> Vec<u8> {
+    let style = JsonStyle::Fastjson;
+    let mut out = Vec::with_capacity(32 + topics.iter().map(|t| t.len() + 3).sum::<usize>());
+    out.push(b'{');
+    if let Some(addr) = broker_addr {
+        out.extend_from_slice(b"\"brokerAddr\":");
+        push_str(&mut out, addr, style);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"topicList\":");
+    push_str_array(&mut out, topics.iter().map(String::as_str), style);
+    out.push(b'}');
+    out
+}
+
+/// A GetBrokerMemberGroupResponseBody (spec §3.8), always with bare numeric keys.
+pub fn encode_member_group(cluster: &str, broker: &str, addrs: &BTreeMap<i64, String>) -> Vec<u8> {
+    let style = JsonStyle::Fastjson;
+    let mut out = Vec::with_capacity(96);
+    out.extend_from_slice(b"{\"brokerMemberGroup\":{\"brokerAddrs\":");
+    push_addr_map(&mut out, addrs, style);
+    out.extend_from_slice(b",\"brokerName\":");
+    push_str(&mut out, broker, style);
+    out.extend_from_slice(b",\"cluster\":");
+    push_str(&mut out, cluster, style);
+    out.extend_from_slice(b"}}");
+    out
 }

@@ -4,6 +4,8 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -20,8 +22,35 @@ use tokio_util::codec::Decoder;
 /// A running server; stopped when dropped.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The settings it runs with (its KV and config files live in a fresh temp directory).
+    pub settings: Settings,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// A fresh directory for one test's files.
+pub fn temp_dir() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "namesrv-test-{}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Default settings for tests: loopback, and files in a fresh temp directory.
+pub fn test_settings() -> Settings {
+    let dir = temp_dir();
+    Settings {
+        bind_address: "127.0.0.1".into(),
+        listen_port: 0,
+        kv_config_path: dir.join("kvConfig.json").display().to_string(),
+        config_store_path: dir.join("namesrv.properties").display().to_string(),
+        ..Settings::default()
+    }
 }
 
 impl TestServer {
@@ -30,10 +59,16 @@ impl TestServer {
         Self::with(|_| {})
     }
 
-    /// A server with settings edited by `edit`.
+    /// A server with test settings edited by `edit`.
     pub fn with(edit: impl FnOnce(&mut Settings)) -> Self {
-        let mut settings = Settings { bind_address: "127.0.0.1".into(), listen_port: 0, ..Settings::default() };
+        let mut settings = test_settings();
         edit(&mut settings);
+        Self::with_settings(settings)
+    }
+
+    /// A server with exactly these settings.
+    pub fn with_settings(settings: Settings) -> Self {
+        let kept = settings.clone();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().unwrap();
         listener.set_nonblocking(true).unwrap();
@@ -49,7 +84,7 @@ impl TestServer {
                 .unwrap();
             });
         });
-        TestServer { addr, shutdown: Some(tx), thread: Some(thread) }
+        TestServer { addr, settings: kept, shutdown: Some(tx), thread: Some(thread) }
     }
 
     /// A new client connection.

@@ -5,13 +5,17 @@
 //! NettyServerConfig are also accepted under their Java spelling (see [`JAVA_NAMES`]).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use config::{Config, Environment, File, FileFormat, Map, Source, Value};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::protocol::codec::DEFAULT_MAX_FRAME_BYTES;
+
+mod load;
+pub mod properties;
+
+pub use load::{canonical_key, UpdateError};
 
 /// The built-in config file, read from the working directory when present.
 pub const DEFAULT_CONFIG_FILE: &str = "config/default.toml";
@@ -24,7 +28,69 @@ pub const JAVA_NAMES: &[(&str, &str)] = &[
     ("serverChannelMaxIdleTimeSeconds", "idle_timeout_secs"),
     ("deleteTopicWithBrokerRegistration", "delete_topic_with_broker_registration"),
     ("supportActingMaster", "support_acting_master"),
+    ("orderMessageEnable", "order_message_enable"),
+    ("returnOrderTopicConfigToBroker", "return_order_topic_config_to_broker"),
+    ("enableAllTopicList", "enable_all_topic_list"),
+    ("enableTopicList", "enable_topic_list"),
+    ("notifyMinBrokerIdChanged", "notify_min_broker_id_changed"),
+    ("needWaitForService", "need_wait_for_service"),
+    ("waitSecondsForService", "wait_seconds_for_service"),
+    ("kvConfigPath", "kv_config_path"),
+    ("configStorePath", "config_store_path"),
+    ("rocketmqHome", "rocketmq_home"),
+    ("configBlackList", "config_black_list"),
 ];
+
+/// Java NamesrvConfig / NettyServerConfig keys with no meaning here: accepted and ignored in a
+/// Java properties file, so operators can bring theirs unchanged.
+pub const JAVA_IGNORED_KEYS: &[&str] = &[
+    "productEnvName",
+    "clusterTest",
+    "clientRequestThreadPoolNums",
+    "defaultThreadPoolNums",
+    "clientRequestThreadPoolQueueCapacity",
+    "defaultThreadPoolQueueCapacity",
+    "unRegisterBrokerQueueCapacity",
+    "enableControllerInNamesrv",
+    "serverWorkerThreads",
+    "serverCallbackExecutorThreads",
+    "serverSelectorThreads",
+    "serverOnewaySemaphoreValue",
+    "serverAsyncSemaphoreValue",
+    "serverSocketSndBufSize",
+    "serverSocketRcvBufSize",
+    "writeBufferHighWaterMark",
+    "writeBufferLowWaterMark",
+    "serverSocketBacklog",
+    "serverNettyWorkerGroupEnable",
+    "serverPooledByteBufAllocatorEnable",
+    "enableShutdownGracefully",
+    "shutdownWaitTimeSeconds",
+    "useEpollNativeSelector",
+];
+
+/// Keys UPDATE_NAMESRV_CONFIG refuses whatever `config_black_list` says (CVE-2023-33246).
+pub const FIXED_BLACK_LIST: &[&str] = &["configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"];
+
+/// Keys UPDATE_NAMESRV_CONFIG applies at once; the others take effect after a restart.
+pub const RUNTIME_KEYS: &[&str] = &[
+    "enable_all_topic_list",
+    "enable_topic_list",
+    "notify_min_broker_id_changed",
+    "need_wait_for_service",
+    "wait_seconds_for_service",
+    "order_message_enable",
+    "return_order_topic_config_to_broker",
+    "support_acting_master",
+    "delete_topic_with_broker_registration",
+    "broker_timeout_ms",
+];
+
+/// `$HOME/<rest>`, as Java's `${user.home}` defaults.
+fn home_path(rest: &str) -> String {
+    let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
+    format!("{}/{rest}", home.trim_end_matches('/'))
+}
 
 /// Every setting of the server, with its default.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +118,28 @@ pub struct Settings {
     pub delete_topic_with_broker_registration: bool,
     /// Rewrite routes of master-less acting-master groups.
     pub support_acting_master: bool,
+    /// Fill `orderTopicConf` in routes from the ORDER_TOPIC_CONFIG KV namespace.
+    pub order_message_enable: bool,
+    /// Answer REGISTER_BROKER with the ORDER_TOPIC_CONFIG KV namespace.
+    pub return_order_topic_config_to_broker: bool,
+    /// Serve GET_ALL_TOPIC_LIST_FROM_NAMESERVER.
+    pub enable_all_topic_list: bool,
+    /// Serve GET_TOPICS_BY_CLUSTER and the unit topic lists.
+    pub enable_topic_list: bool,
+    /// Send NOTIFY_MIN_BROKER_ID_CHANGE to brokers when a group's lowest id changes.
+    pub notify_min_broker_id_changed: bool,
+    /// Refuse route queries for `wait_seconds_for_service` after start.
+    pub need_wait_for_service: bool,
+    /// See `need_wait_for_service`.
+    pub wait_seconds_for_service: u64,
+    /// The KV config file (Java's kvConfig.json format).
+    pub kv_config_path: String,
+    /// Where UPDATE_NAMESRV_CONFIG persists the settings (Java properties format).
+    pub config_store_path: String,
+    /// RocketMQ home directory (informational, as in Java).
+    pub rocketmq_home: String,
+    /// `;`-separated keys UPDATE_NAMESRV_CONFIG must refuse (on top of the fixed set).
+    pub config_black_list: String,
 }
 
 impl Default for Settings {
@@ -68,6 +156,17 @@ impl Default for Settings {
             response_version: crate::protocol::code::version::V5_3_3,
             delete_topic_with_broker_registration: false,
             support_acting_master: false,
+            order_message_enable: false,
+            return_order_topic_config_to_broker: true,
+            enable_all_topic_list: true,
+            enable_topic_list: true,
+            notify_min_broker_id_changed: false,
+            need_wait_for_service: false,
+            wait_seconds_for_service: 45,
+            kv_config_path: home_path("namesrv/kvConfig.json"),
+            config_store_path: home_path("namesrv/namesrv.properties"),
+            rocketmq_home: std::env::var("ROCKETMQ_HOME").unwrap_or_default(),
+            config_black_list: "configBlackList;configStorePath;kvConfigPath".into(),
         }
     }
 }
@@ -93,40 +192,15 @@ pub enum SettingsError {
     /// A value is out of range.
     #[error("invalid setting {key}: {reason}")]
     Invalid { key: &'static str, reason: String },
+    /// A Java properties file that does not parse.
+    #[error("{path}: {error}")]
+    Properties { path: PathBuf, error: properties::PropertiesError },
+    /// A config file that cannot be read.
+    #[error("cannot read {path}: {error}")]
+    Read { path: PathBuf, error: std::io::Error },
 }
 
 impl Settings {
-    /// Loads every layer. `overrides` are the command-line flags, as (key, value) pairs.
-    pub fn load(
-        default_file: Option<&Path>,
-        config_file: Option<&Path>,
-        env_prefix: &str,
-        overrides: &[(String, String)],
-    ) -> Result<Settings, SettingsError> {
-        let mut layers: Vec<Map<String, Value>> = Vec::new();
-        if let Some(path) = default_file.filter(|p| p.exists()) {
-            layers.push(read_file(path)?);
-        }
-        if let Some(path) = config_file {
-            if !path.exists() {
-                return Err(SettingsError::Missing(path.to_owned()));
-            }
-            layers.push(read_file(path)?);
-        }
-        layers.push(Environment::with_prefix(env_prefix).prefix_separator("_").collect()?);
-        layers.push(overrides.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect());
-
-        let mut builder = Config::builder();
-        for layer in layers {
-            for (key, value) in layer {
-                builder = builder.set_override(canonical_key(&key), value)?;
-            }
-        }
-        let settings: Settings = builder.build()?.try_deserialize()?;
-        settings.validate()?;
-        Ok(settings)
-    }
-
     /// Checks ranges the types cannot express.
     pub fn validate(&self) -> Result<(), SettingsError> {
         let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
@@ -156,6 +230,22 @@ impl Settings {
         }
     }
 
+    /// Every setting as (name, value) strings, under the Java name where there is one:
+    /// what GET_NAMESRV_CONFIG answers and what the config store file holds.
+    pub fn java_view(&self) -> Vec<(String, String)> {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let Some(map) = value.as_object() else {
+            return Vec::new();
+        };
+        map.iter()
+            .map(|(key, v)| {
+                let name = JAVA_NAMES.iter().find(|(_, ours)| ours == key).map_or(key.as_str(), |(java, _)| java);
+                let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                (name.to_owned(), text)
+            })
+            .collect()
+    }
+
     /// The effective settings as sorted `key = value` lines (valid TOML).
     pub fn to_toml_lines(&self) -> String {
         let value = serde_json::to_value(self).unwrap_or_default();
@@ -165,26 +255,11 @@ impl Settings {
     }
 }
 
-fn read_file(path: &Path) -> Result<Map<String, Value>, SettingsError> {
-    Ok(File::from(path).format(FileFormat::Toml).collect()?)
-}
-
-/// Maps a Java spelling (any case) to our key; other keys pass unchanged, to fail by name.
-fn canonical_key(key: &str) -> String {
-    let folded =
-        |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<String>();
-    let key_folded = folded(key);
-    JAVA_NAMES
-        .iter()
-        .find(|(java, ours)| folded(java) == key_folded || folded(ours) == key_folded)
-        .map(|(_, ours)| (*ours).to_owned())
-        .unwrap_or_else(|| key.to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::path::Path;
 
     fn temp_file(name: &str, text: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("namesrv-settings-{}-{name}", std::process::id()));
@@ -230,6 +305,39 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CONFIG_FILE);
         let s = Settings::load(Some(&path), None, "NAMESRV_TEST_SHIPPED", &[]).unwrap();
         assert_eq!(s, Settings::default());
+    }
+
+    #[test]
+    fn a_java_properties_file_is_accepted_with_its_java_only_keys_ignored() {
+        let file = temp_file(
+            "namesrv.properties",
+            "listenPort=9999\nclientRequestThreadPoolNums=8\nscanNotActiveBrokerInterval : 700\norderMessageEnable=true\n",
+        );
+        let s = Settings::load(None, Some(&file), "NAMESRV_TEST_PROPS", &[]).unwrap();
+        assert_eq!((s.listen_port, s.scan_interval_ms, s.order_message_enable), (9999, 700, true));
+        let bad = temp_file("bad.properties", "noSuchKey=1\n");
+        let err = Settings::load(None, Some(&bad), "NAMESRV_TEST_PROPS2", &[]).unwrap_err().to_string();
+        assert!(err.contains("noSuchKey"), "{err}");
+    }
+
+    #[test]
+    fn updates_refuse_blacklisted_keys_and_apply_the_rest() {
+        let s = Settings::default();
+        for key in ["configStorePath", "kvConfigPath", "configBlackList", "rocketmqHome", "kv_config_path"] {
+            assert_eq!(s.with_updates(&[(key.into(), "x".into())]), Err(UpdateError::BlackListed(key.into())));
+        }
+        let updated =
+            s.with_updates(&[("enableTopicList".into(), "false".into()), ("{key".into(), "value}".into())]).unwrap();
+        assert!(!updated.enable_topic_list);
+        assert!(s.with_updates(&[("scanNotActiveBrokerInterval".into(), "soon".into())]).is_err());
+    }
+
+    #[test]
+    fn java_view_uses_java_names() {
+        let view = Settings::default().java_view();
+        assert!(view.contains(&("listenPort".to_owned(), "9876".to_owned())));
+        assert!(view.contains(&("scanNotActiveBrokerInterval".to_owned(), "5000".to_owned())));
+        assert!(view.contains(&("max_frame_bytes".to_owned(), "16777216".to_owned())));
     }
 
     #[test]

@@ -1,0 +1,72 @@
+//! mqadmin's tools: write permissions, topic deletion, topic lists and broker member groups.
+
+use super::{success, Dispatcher, Outcome, RequestError};
+use crate::mailbox::ConnId;
+use crate::protocol::header::Fields;
+use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
+use crate::registry::admin::UnitFilter;
+use crate::registry::messages::*;
+
+impl From<Disabled> for RequestError {
+    fn from(_: Disabled) -> Self {
+        RequestError::Disabled
+    }
+}
+
+impl Dispatcher {
+    pub(super) async fn write_perm(&self, conn: ConnId, req: &RemotingCommand, code: RequestCode) -> Outcome {
+        let broker = Fields::of(req).required("brokerName")?.to_owned();
+        let registry = &self.actors.registry;
+        let (field, count) = if code == RequestCode::WipeWritePermOfBroker {
+            ("wipeTopicCount", registry.ask(WipeWritePerm { conn, broker }).await?)
+        } else {
+            ("addTopicCount", registry.ask(AddWritePerm { conn, broker }).await?)
+        };
+        Ok(RemotingCommand { ext_fields: Some(ExtFields::new().with(field, count.to_string())), ..success() })
+    }
+
+    pub(super) async fn delete_topic(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        let f = Fields::of(req);
+        let topic = f.required("topic")?.to_owned();
+        let cluster = f.optional("clusterName").filter(|c| !c.is_empty()).map(str::to_owned);
+        self.actors.registry.ask(DeleteTopic { conn, topic, cluster }).await?;
+        Ok(success())
+    }
+
+    pub(super) async fn all_topics(&self, conn: ConnId) -> Outcome {
+        let body = self.actors.registry.ask(GetAllTopics { conn }).await??;
+        Ok(success().with_body(body))
+    }
+
+    pub(super) async fn topics_by_cluster(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        let f = Fields::of(req);
+        let cluster = f.optional("cluster").map(str::to_owned);
+        match self.actors.registry.ask(GetTopicsByCluster { conn, cluster }).await?? {
+            Some(body) => Ok(success().with_body(body)),
+            None => Err(f.required("cluster").unwrap_err().into()),
+        }
+    }
+
+    pub(super) async fn system_topics(&self, conn: ConnId) -> Outcome {
+        let body = self.actors.registry.ask(GetSystemTopics { conn }).await?;
+        Ok(success().with_body(body))
+    }
+
+    pub(super) async fn unit_topics(&self, conn: ConnId, code: RequestCode) -> Outcome {
+        let filter = match code {
+            RequestCode::GetUnitTopicList => UnitFilter::Unit,
+            RequestCode::GetHasUnitSubTopicList => UnitFilter::HasUnitSub,
+            _ => UnitFilter::HasUnitSubNotUnit,
+        };
+        let body = self.actors.registry.ask(GetUnitTopics { conn, filter }).await??;
+        Ok(success().with_body(body))
+    }
+
+    pub(super) async fn member_group(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        let f = Fields::of(req);
+        let cluster = f.required("clusterName")?.to_owned();
+        let broker = f.required("brokerName")?.to_owned();
+        let body = self.actors.registry.ask(GetBrokerMemberGroup { conn, cluster, broker }).await?;
+        Ok(success().with_body(body))
+    }
+}

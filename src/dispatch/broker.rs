@@ -1,0 +1,126 @@
+//! What brokers send: REGISTER_BROKER, UNREGISTER_BROKER, QUERY_DATA_VERSION, BROKER_HEARTBEAT
+//! and REGISTER_TOPIC_IN_NAMESRV.
+
+use serde::Deserialize;
+
+use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
+use crate::mailbox::ConnId;
+use crate::model::{DataVersion, QueueData};
+use crate::protocol::body::{decode_data_version, decode_register_body, parse_lenient, BodyError};
+use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
+use crate::protocol::{ExtFields, RemotingCommand};
+use crate::registry::liveness::BrokerRef;
+use crate::registry::messages::*;
+use crate::registry::register::Registration;
+
+impl Dispatcher {
+    pub(super) async fn register_broker(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        let h = RegisterBrokerHeader::read(req)?;
+        let body = req.body.as_deref();
+        if h.body_crc32 != 0 && i64::from(body_crc32(body.unwrap_or_default())) != h.body_crc32 {
+            return Err(RequestError::CrcMismatch);
+        }
+        let body = decode_register_body(body, h.compressed, req.version, self.options.max_inflated_body_bytes)?;
+        let registration = Registration {
+            conn,
+            cluster: h.cluster_name,
+            addr: h.broker_addr,
+            broker_name: h.broker_name,
+            broker_id: h.broker_id,
+            ha_server_addr: h.ha_server_addr,
+            zone_name: h.zone_name,
+            timeout_ms: h.heartbeat_timeout_millis.map(|ms| ms.max(0) as u64),
+            enable_acting_master: h.enable_acting_master,
+            topics_fingerprint: body.topics_fingerprint(),
+            body,
+        };
+        let registry = &self.actors.registry;
+        let outcome = registry.ask(RegisterBroker { conn, registration }).await?.ok_or(RequestError::RegisterFailed)?;
+        let mut ext = ExtFields::new();
+        if let Some(master) = outcome.master_addr {
+            ext.insert("masterAddr", master);
+        }
+        if let Some(ha) = outcome.ha_server_addr {
+            ext.insert("haServerAddr", ha);
+        }
+        Ok(RemotingCommand { ext_fields: Some(ext), body: outcome.order_topic_config, ..success() })
+    }
+
+    pub(super) async fn unregister_broker(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        let h = BrokerIdentityHeader::read(req)?;
+        let broker = BrokerRef {
+            cluster: h.cluster_name,
+            addr: h.broker_addr,
+            broker_name: h.broker_name,
+            broker_id: h.broker_id,
+        };
+        // A fenced unregister is still a success for the sender: its broker instance is gone.
+        let _ = self.actors.registry.ask(UnregisterBroker { conn, broker }).await?;
+        Ok(success())
+    }
+
+    pub(super) async fn query_data_version(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        let h = BrokerIdentityHeader::read(req)?;
+        let version: Option<DataVersion> = req.body.as_deref().map(decode_data_version).transpose()?;
+        let query = QueryDataVersion { conn, cluster: h.cluster_name, addr: h.broker_addr, version };
+        let (changed, stored) = self.actors.registry.ask(query).await?;
+        Ok(RemotingCommand {
+            ext_fields: Some(ExtFields::new().with("changed", changed.to_string())),
+            body: stored.map(|v| v.to_json().into()),
+            ..success()
+        })
+    }
+
+    pub(super) async fn broker_heartbeat(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        let h = BrokerHeartbeatHeader::read(req)?;
+        self.actors.registry.ask(BrokerHeartbeat { conn, cluster: h.cluster_name, addr: h.broker_addr }).await?;
+        Ok(success())
+    }
+
+    pub(super) async fn register_topic(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        let topic = Fields::of(req).required("topic")?.to_owned();
+        let Some(body) = req.body.as_deref() else {
+            return Ok(success());
+        };
+        let route: RouteBodyJson = parse_lenient(body).map_err(BodyError::from)?;
+        let queues: Vec<(String, QueueData)> = route.queue_datas.into_iter().map(QueueDataJson::into_pair).collect();
+        if !queues.is_empty() {
+            self.actors.registry.ask(RegisterTopic { conn, topic, queues }).await?;
+        }
+        Ok(success())
+    }
+}
+
+/// The part of a TopicRouteData body REGISTER_TOPIC_IN_NAMESRV uses.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RouteBodyJson {
+    #[serde(default)]
+    queue_datas: Vec<QueueDataJson>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueueDataJson {
+    broker_name: String,
+    #[serde(default)]
+    read_queue_nums: i32,
+    #[serde(default)]
+    write_queue_nums: i32,
+    #[serde(default)]
+    perm: i32,
+    #[serde(default, alias = "topicSynFlag")]
+    topic_sys_flag: i32,
+}
+
+impl QueueDataJson {
+    fn into_pair(self) -> (String, QueueData) {
+        let queue = QueueData {
+            read_queue_nums: self.read_queue_nums,
+            write_queue_nums: self.write_queue_nums,
+            perm: self.perm,
+            topic_sys_flag: self.topic_sys_flag,
+        };
+        (self.broker_name, queue)
+    }
+}

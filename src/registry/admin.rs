@@ -1,0 +1,119 @@
+//! Admin changes and topic queries on the tables (spec §2.3.10–2.3.18, §5.10–5.11).
+
+use std::collections::BTreeMap;
+
+use super::tables::RouteTables;
+use crate::model::{QueueData, PERM_READ, PERM_WRITE};
+
+/// Unit-topic flag bits of `topicSysFlag`.
+const FLAG_UNIT: i32 = 1;
+const FLAG_UNIT_SUB: i32 = 2;
+
+/// Which unit-topic list to build (codes 311, 312, 313).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitFilter {
+    /// GET_UNIT_TOPIC_LIST: UNIT set.
+    Unit,
+    /// GET_HAS_UNIT_SUB_TOPIC_LIST: UNIT_SUB set.
+    HasUnitSub,
+    /// GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: UNIT_SUB set and UNIT not.
+    HasUnitSubNotUnit,
+}
+
+impl RouteTables {
+    /// WIPE_WRITE_PERM_OF_BROKER: clears the write bit of every topic of `broker`; returns how
+    /// many topics it has (already read-only ones count too).
+    pub fn wipe_write_perm(&mut self, broker: &str) -> usize {
+        self.topics_of(broker).iter().filter(|t| self.update_perm(t, broker, |perm| perm & !PERM_WRITE)).count()
+    }
+
+    /// ADD_WRITE_PERM_OF_BROKER: sets the perm of every topic of `broker` to read|write
+    /// (overwriting other bits, as Java does); returns how many topics it has.
+    pub fn add_write_perm(&mut self, broker: &str) -> usize {
+        self.topics_of(broker).iter().filter(|t| self.update_perm(t, broker, |_| PERM_READ | PERM_WRITE)).count()
+    }
+
+    /// DELETE_TOPIC_IN_NAMESRV: with a cluster, removes the topic's queues of that cluster's
+    /// brokers; without, the whole topic. Static-topic mappings stay, as in Java.
+    pub fn delete_topic(&mut self, topic: &str, cluster: Option<&str>) {
+        let brokers: Vec<String> = match cluster {
+            Some(cluster) => {
+                self.clusters.get(cluster).map(|names| names.iter().cloned().collect()).unwrap_or_default()
+            }
+            None => self.topic_queues.get(topic).map(|q| q.keys().cloned().collect()).unwrap_or_default(),
+        };
+        for broker in brokers {
+            if self.remove_queue(topic, &broker) {
+                self.pruned.insert(broker);
+            }
+        }
+    }
+
+    /// REGISTER_TOPIC_IN_NAMESRV: puts each broker's queues, stopping at the first broker the
+    /// NameServer does not know (earlier ones stay, as in Java). Returns how many were put.
+    pub fn register_topic(&mut self, topic: &str, queues: &[(String, QueueData)]) -> usize {
+        let mut put = 0;
+        for (broker, queue) in queues {
+            if !self.brokers.contains_key(broker) {
+                break;
+            }
+            self.put_queue(topic, broker, *queue);
+            put += 1;
+        }
+        put
+    }
+
+    /// Every topic, sorted.
+    pub fn all_topics(&self) -> Vec<String> {
+        let mut topics: Vec<String> = self.topic_queues.keys().cloned().collect();
+        topics.sort();
+        topics
+    }
+
+    /// Topics with queues on any broker of `cluster`, sorted; empty for an unknown cluster.
+    pub fn topics_by_cluster(&self, cluster: &str) -> Vec<String> {
+        let Some(names) = self.clusters.get(cluster) else {
+            return Vec::new();
+        };
+        let mut topics: Vec<String> = names.iter().flat_map(|name| self.topics_of(name)).collect();
+        topics.sort();
+        topics.dedup();
+        topics
+    }
+
+    /// The system topic list: every cluster and broker name, plus the address of the first
+    /// broker group (by name) that has members, at its lowest id.
+    pub fn system_topics(&self) -> (Vec<String>, Option<String>) {
+        let mut topics: Vec<String> = self.clusters.keys().chain(self.brokers.keys()).cloned().collect();
+        topics.sort();
+        topics.dedup();
+        let addr = self.brokers.values().find_map(|b| b.broker_addrs.values().next().cloned());
+        (topics, addr)
+    }
+
+    /// Unit-topic lists, judged by each topic's first queue data (lowest broker name).
+    pub fn unit_topics(&self, filter: UnitFilter) -> Vec<String> {
+        let mut topics: Vec<String> = self
+            .topic_queues
+            .iter()
+            .filter(|(_, queues)| {
+                queues.values().next().is_some_and(|q| {
+                    let flag = q.topic_sys_flag;
+                    match filter {
+                        UnitFilter::Unit => flag & FLAG_UNIT != 0,
+                        UnitFilter::HasUnitSub => flag & FLAG_UNIT_SUB != 0,
+                        UnitFilter::HasUnitSubNotUnit => flag & FLAG_UNIT_SUB != 0 && flag & FLAG_UNIT == 0,
+                    }
+                })
+            })
+            .map(|(topic, _)| topic.clone())
+            .collect();
+        topics.sort();
+        topics
+    }
+
+    /// The addresses of group `broker`, empty when unknown (GET_BROKER_MEMBER_GROUP).
+    pub fn member_addrs(&self, broker: &str) -> BTreeMap<i64, String> {
+        self.brokers.get(broker).map(|b| b.broker_addrs.clone()).unwrap_or_default()
+    }
+}

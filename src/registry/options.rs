@@ -1,0 +1,51 @@
+//! The settings the registry consults, some of which UPDATE_NAMESRV_CONFIG changes at runtime.
+
+use crate::settings::Settings;
+
+/// Registry behaviour switches (Java NamesrvConfig names in brackets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryOptions {
+    /// Expiry for brokers that register no `heartbeatTimeoutMillis`.
+    pub default_broker_timeout_ms: u64,
+    /// Drop a broker's topics that its registration no longer lists [deleteTopicWithBrokerRegistration].
+    pub delete_topic_with_broker_registration: bool,
+    /// Rewrite routes of master-less acting-master groups [supportActingMaster].
+    pub support_acting_master: bool,
+    /// Fill `orderTopicConf` in routes [orderMessageEnable].
+    pub order_message_enable: bool,
+    /// Return the ORDER_TOPIC_CONFIG KVTable to registering brokers [returnOrderTopicConfigToBroker].
+    pub return_order_topic_config_to_broker: bool,
+    /// Serve the all-topics list [enableAllTopicList].
+    pub enable_all_topic_list: bool,
+    /// Serve the per-cluster and unit topic lists [enableTopicList].
+    pub enable_topic_list: bool,
+    /// Notify brokers when a group's lowest id changes [notifyMinBrokerIdChanged].
+    pub notify_min_broker_id_changed: bool,
+    /// Refuse route queries right after start [needWaitForService].
+    pub need_wait_for_service: bool,
+    /// How long to refuse them [waitSecondsForService].
+    pub wait_seconds_for_service: u64,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        Self::from(&Settings::default())
+    }
+}
+
+impl From<&Settings> for RegistryOptions {
+    fn from(s: &Settings) -> Self {
+        Self {
+            default_broker_timeout_ms: s.broker_timeout_ms,
+            delete_topic_with_broker_registration: s.delete_topic_with_broker_registration,
+            support_acting_master: s.support_acting_master,
+            order_message_enable: s.order_message_enable,
+            return_order_topic_config_to_broker: s.return_order_topic_config_to_broker,
+            enable_all_topic_list: s.enable_all_topic_list,
+            enable_topic_list: s.enable_topic_list,
+            notify_min_broker_id_changed: s.notify_min_broker_id_changed,
+            need_wait_for_service: s.need_wait_for_service,
+            wait_seconds_for_service: s.wait_seconds_for_service,
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Java `.properties` text: the format of Java NameServer config files, of the
+//! UPDATE_NAMESRV_CONFIG body and of GET_NAMESRV_CONFIG's answer.
+
+use thiserror::Error;
+
+/// Text that `java.util.Properties.load` would reject.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum PropertiesError {
+    /// A `\u` escape without four hex digits.
+    #[error("malformed \\uXXXX escape in line {line}")]
+    BadUnicodeEscape { line: usize },
+}
+
+/// Parses properties text into (key, value) pairs in file order.
+///
+/// Follows `Properties.load`: `#`/`!` comments, `=`, `:` or whitespace as separator, trailing
+/// backslash continues a line, and `\t \n \r \f \uXXXX` escapes (any other `\x` is `x`).
+pub fn parse(text: &str) -> Result<Vec<(String, String)>, PropertiesError> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().enumerate();
+    while let Some((number, first)) = lines.next() {
+        let mut logical = first.trim_start().to_owned();
+        if logical.is_empty() || logical.starts_with('#') || logical.starts_with('!') {
+            continue;
+        }
+        while ends_with_odd_backslashes(&logical) {
+            logical.pop();
+            match lines.next() {
+                Some((_, next)) => logical.push_str(next.trim_start()),
+                None => break,
+            }
+        }
+        let (key, value) = split_key_value(&logical);
+        out.push((unescape(key, number + 1)?, unescape(value, number + 1)?));
+    }
+    Ok(out)
+}
+
+fn ends_with_odd_backslashes(s: &str) -> bool {
+    s.chars().rev().take_while(|c| *c == '\\').count() % 2 == 1
+}
+
+/// Splits at the first unescaped `=`, `:` or whitespace; the separator and spaces around go.
+fn split_key_value(line: &str) -> (&str, &str) {
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            '=' | ':' | ' ' | '\t' | '\u{c}' => {
+                let rest = line[i..].trim_start_matches([' ', '\t', '\u{c}']);
+                let rest = rest
+                    .strip_prefix(['=', ':'])
+                    .filter(|_| c.is_whitespace())
+                    .unwrap_or(if c.is_whitespace() { rest } else { &line[i + 1..] });
+                return (&line[..i], rest.trim_start_matches([' ', '\t', '\u{c}']));
+            }
+            _ => {}
+        }
+    }
+    (line, "")
+}
+
+fn unescape(s: &str, line: usize) -> Result<String, PropertiesError> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('f') => out.push('\u{c}'),
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                let code = u32::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 4);
+                let ch = code.and_then(char::from_u32).ok_or(PropertiesError::BadUnicodeEscape { line })?;
+                out.push(ch);
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `key=value` lines sorted by key, escaping what `Properties.load` would misread.
+pub fn write(pairs: &[(String, String)]) -> String {
+    let mut sorted: Vec<&(String, String)> = pairs.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let escape = |s: &str, key: bool| {
+        let mut out = String::with_capacity(s.len());
+        for (i, c) in s.chars().enumerate() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '=' | ':' | '#' | '!' if key => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                ' ' if key || i == 0 => out.push_str("\\ "),
+                c => out.push(c),
+            }
+        }
+        out
+    };
+    sorted.iter().map(|(k, v)| format!("{}={}\n", escape(k, true), escape(v, false))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(text: &str) -> Vec<(String, String)> {
+        parse(text).unwrap()
+    }
+
+    #[test]
+    fn reads_javas_separators_comments_and_continuations() {
+        let text = "# comment\n! also\n  a=1\nb : 2\nc 3\nd=x\\\n   y\ne=\\u00e9\\tz\nf\n{key=value}\n";
+        assert_eq!(
+            pairs(text),
+            vec![
+                ("a".into(), "1".into()),
+                ("b".into(), "2".into()),
+                ("c".into(), "3".into()),
+                ("d".into(), "xy".into()),
+                ("e".into(), "é\tz".into()),
+                ("f".into(), "".into()),
+                ("{key".into(), "value}".into()),
+            ]
+        );
+        assert!(parse("a=\\u12").is_err());
+    }
+
+    #[test]
+    fn written_text_reads_back() {
+        let original = vec![("b key".to_owned(), " v=1\n".to_owned()), ("a".to_owned(), "c:\\d".to_owned())];
+        let text = write(&original);
+        assert!(text.starts_with("a="));
+        let mut back = pairs(&text);
+        back.sort();
+        let mut expected = original.clone();
+        expected.sort();
+        assert_eq!(back, expected);
+    }
+}
