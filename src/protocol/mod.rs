@@ -4,6 +4,7 @@ pub mod body;
 pub mod code;
 pub mod codec;
 pub mod command;
+pub mod compressed;
 pub mod header;
 pub mod header_binary;
 pub mod header_json;
