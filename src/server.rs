@@ -53,10 +53,12 @@ pub fn bind(settings: &Settings) -> io::Result<TcpListener> {
 
 /// Serves on `listener` until `shutdown` completes, then drains. Must run inside an actix System.
 pub async fn serve(
-    settings: Settings,
+    mut settings: Settings,
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
+    // As Java does for listenPort=0: the port actually bound is the one reported and persisted.
+    settings.listen_port = listener.local_addr()?.port();
     let kv_path = PathBuf::from(&settings.kv_config_path);
     let kv_table = kv::load(&kv_path)?;
     info!(path = %kv_path.display(), namespaces = kv_table.len(), "kv config loaded");
