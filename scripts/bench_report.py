@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Turns bench/raw.jsonl (from scripts/bench.sh) into bench/results.md and bench/route-latency.svg.
+
+Each figure is the median over rounds; the ratio is namesrv / peer.
+"""
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+# (workload, path in the result, label, lower is better)
+FIGURES = [
+    ("route-16", "route.per_second", "route QPS, 16 connections", False),
+    ("route-16", "route.p99_us", "route p99 µs, 16 connections", True),
+    ("route-256", "route.per_second", "route QPS, 256 connections", False),
+    ("route-256", "route.p99_us", "route p99 µs, 256 connections", True),
+    ("storm", "route.p99_us", "route p99 µs during the registration storm", True),
+    ("storm", "route.per_second", "route QPS during the storm", False),
+    ("storm", "register.per_second", "storm registrations/s", False),
+    ("register-10k", "register.per_second", "full registrations/s (10k topics, changed dataVersion)", False),
+    ("register-10k", "register.p99_us", "registration p99 µs (10k topics)", True),
+    ("big-broker", "route.per_second", "route QPS, one broker with 100k topics", False),
+    ("many-brokers", "route.per_second", "route QPS, 1,000 brokers x 20 topics", False),
+    ("route-16", "peak_rss_kb", "peak RSS KiB, RIP-29 data loaded", True),
+    ("conns", "result.idle_ok", "idle connections still answered (of 100 checked)", False),
+]
+
+
+def dig(record, path):
+    node = record if path == "peak_rss_kb" else record.get("result", {})
+    if path.startswith("result."):
+        path = path[len("result."):]
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def median(values):
+    values = [v for v in values if isinstance(v, (int, float))]
+    return statistics.median(values) if values else None
+
+
+def fmt(v):
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {cpu}, {platform.system()} {platform.release()}"
+
+
+def svg(records, path):
+    pcts = ["p50_us", "p90_us", "p99_us", "p999_us"]
+    groups = [(w, s) for w in ("route-16", "route-256", "storm") for s in ("namesrv", "peer")]
+    values = {}
+    for w, s in groups:
+        for p in pcts:
+            values[(w, s, p)] = median([dig(r, "route." + p) for r in records if r["workload"] == w and r["server"] == s])
+    top = max([v for v in values.values() if v] or [1])
+    width, height, left, bottom = 760, 340, 60, 40
+    bar = 14
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
+           f'<text x="{width/2}" y="16" text-anchor="middle" font-size="13">Route latency percentiles (µs, median of rounds; lower is better)</text>']
+    x = left
+    colors = {"namesrv": "#2b7bb9", "peer": "#d98c2b"}
+    plot_h = height - bottom - 30
+    for w in ("route-16", "route-256", "storm"):
+        gx = x
+        for p in pcts:
+            for s in ("namesrv", "peer"):
+                v = values[(w, s, p)] or 0
+                h = plot_h * v / top
+                out.append(f'<rect x="{x}" y="{height-bottom-h}" width="{bar}" height="{h}" fill="{colors[s]}"><title>{w} {s} {p}: {v:.0f}</title></rect>')
+                x += bar
+            out.append(f'<text x="{x-bar}" y="{height-bottom+12}" text-anchor="middle">{p[:-3]}</text>')
+            x += 6
+        out.append(f'<text x="{(gx+x)/2}" y="{height-bottom+28}" text-anchor="middle" font-weight="bold">{w}</text>')
+        x += 30
+    out.append(f'<line x1="{left-5}" y1="{height-bottom}" x2="{x}" y2="{height-bottom}" stroke="black"/>')
+    out.append(f'<text x="{left-8}" y="{height-bottom-plot_h}" text-anchor="end">{top:.0f}</text>')
+    for i, s in enumerate(("namesrv", "peer")):
+        out.append(f'<rect x="{width-170}" y="{30+i*16}" width="10" height="10" fill="{colors[s]}"/><text x="{width-155}" y="{39+i*16}">{s if s == "namesrv" else "rocketmq-namesrv 1.0.0"}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main(raw, outdir, args):
+    records = [json.loads(l) for l in open(raw) if l.strip()]
+    rounds = max([r["round"] for r in records] or [0])
+    lines = ["# namesrv vs rocketmq-namesrv 1.0.0, side by side", "",
+             f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
+             f"- machine: {machine()}",
+             f"- commit: {subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
+             f"- method: `scripts/bench.sh {args}`, {rounds} rounds, servers alternating A B per workload, each on a fresh process "
+             "pinned to core 0 (`taskset -c 0`), the load tool `namesrv-bench` pinned to core 1; figures are medians over rounds",
+             "- workloads: RIP-29 shape = 4 clusters x 8 brokers, each cluster's brokers hosting the same 10,000 topics "
+             "(40,000 topics, 8 queues); route queries pick topics at random (fixed seed), 4 in flight per connection", "",
+             "| figure | namesrv | rocketmq-namesrv 1.0.0 | ratio (namesrv / peer) |", "|---|---:|---:|---:|"]
+    for workload, path, label, lower in FIGURES:
+        ours = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "namesrv"])
+        peer = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "peer"])
+        ratio = f"{ours / peer:.2f}x" if ours is not None and peer else "—"
+        lines.append(f"| {label} | {fmt(ours)} | {fmt(peer)} | {ratio} |")
+    errors = [r for r in records if "error" in r]
+    if errors:
+        lines += ["", "Runs that failed:", ""]
+        lines += [f"- round {r['round']} {r['workload']} on {r['server']}: {r['error']}" for r in errors]
+    lines += ["", "![route latency](route-latency.svg)", ""]
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "results.md"), "w") as f:
+        f.write("\n".join(lines))
+    svg(records, os.path.join(outdir, "route-latency.svg"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "")

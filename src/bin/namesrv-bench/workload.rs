@@ -1,0 +1,81 @@
+//! The shapes of a load: which brokers exist, what they register, what clients ask.
+
+use namesrv::dispatch::body_crc32;
+use namesrv::protocol::{ExtFields, RemotingCommand};
+
+/// One simulated broker and its topics.
+#[derive(Debug, Clone)]
+pub struct SimBroker {
+    pub cluster: String,
+    pub name: String,
+    pub addr: String,
+    pub topics: Vec<String>,
+    pub queues: u32,
+}
+
+/// C clusters × B brokers each × T topics each, Q queues per topic. Topic names are unique per
+/// broker group when `shared_topics` is false; otherwise every broker of a cluster hosts the same
+/// T topics (the RIP-29 shape: topics spread over a cluster's brokers).
+pub fn brokers(clusters: usize, brokers: usize, topics: usize, queues: u32, shared_topics: bool) -> Vec<SimBroker> {
+    let mut out = Vec::with_capacity(clusters * brokers);
+    for c in 0..clusters {
+        for b in 0..brokers {
+            let owner = if shared_topics { format!("c{c}") } else { format!("c{c}-b{b}") };
+            out.push(SimBroker {
+                cluster: format!("BenchCluster{c}"),
+                name: format!("bench-broker-{c}-{b}"),
+                addr: format!("10.{}.{}.{}:10911", c % 250, b / 250, b % 250),
+                topics: (0..topics).map(|t| format!("BenchTopic-{owner}-{t}")).collect(),
+                queues,
+            });
+        }
+    }
+    out
+}
+
+/// Every distinct topic of a broker set.
+pub fn all_topics(brokers: &[SimBroker]) -> Vec<String> {
+    let mut topics: Vec<String> = brokers.iter().flat_map(|b| b.topics.iter().cloned()).collect();
+    topics.sort();
+    topics.dedup();
+    topics
+}
+
+/// A 5.x broker's REGISTER_BROKER with its full topic table and data version `counter`.
+pub fn register_request(broker: &SimBroker, counter: u64) -> RemotingCommand {
+    let body = register_body(broker, counter);
+    let ext = ExtFields::new()
+        .with("brokerName", &broker.name)
+        .with("brokerAddr", &broker.addr)
+        .with("clusterName", &broker.cluster)
+        .with("haServerAddr", broker.addr.replace(":10911", ":10912"))
+        .with("brokerId", "0")
+        .with("enableActingMaster", "false")
+        .with("compressed", "false")
+        .with("bodyCrc32", body_crc32(&body).to_string());
+    RemotingCommand::request(103, Some(ext)).with_body(body)
+}
+
+/// The RegisterBrokerBody JSON, shaped like a 5.x broker's.
+pub fn register_body(broker: &SimBroker, counter: u64) -> Vec<u8> {
+    let mut out = String::with_capacity(64 + broker.topics.len() * 200);
+    out.push_str("{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":");
+    out.push_str(&counter.to_string());
+    out.push_str(",\"stateVersion\":0,\"timestamp\":1700000000000},\"mappingDataVersion\":{\"counter\":0,\"stateVersion\":0,\"timestamp\":0},\"topicConfigTable\":{");
+    for (i, t) in broker.topics.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let q = broker.queues;
+        out.push_str(&format!(
+            "\"{t}\":{{\"attributes\":{{}},\"order\":false,\"perm\":6,\"readQueueNums\":{q},\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"{t}\",\"topicSysFlag\":0,\"writeQueueNums\":{q}}}"
+        ));
+    }
+    out.push_str("},\"topicQueueMappingDetailMap\":{},\"topicQueueMappingInfoMap\":{}}}");
+    out.into_bytes()
+}
+
+/// A GET_ROUTEINFO_BY_TOPIC as a 5.x client sends it.
+pub fn route_request(topic: &str) -> RemotingCommand {
+    RemotingCommand::request(105, Some(ExtFields::new().with("topic", topic)))
+}
