@@ -10,7 +10,7 @@ use thiserror::Error;
 use super::code::version;
 use super::compressed::decode_compressed;
 use super::lenient::quote_bare_keys;
-use crate::model::{DataVersion, TopicConfig, TopicQueueMappingInfo};
+use crate::model::{DataVersion, TopicConfig, TopicQueueMappingInfo, TopicTable};
 
 /// A body that cannot be read; answered with SYSTEM_ERROR, the connection stays open.
 #[derive(Debug, Error)]
@@ -35,8 +35,8 @@ pub enum BodyError {
 /// What a REGISTER_BROKER body carries, whatever its encoding.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RegisterBody {
-    /// Topic configs keyed by the name the body uses as map key.
-    pub topics: Vec<(String, TopicConfig)>,
+    /// Topic configs with the key the body uses for each.
+    pub topics: TopicTable,
     /// The broker's topic-config version.
     pub data_version: DataVersion,
     /// Filter servers; `None` leaves the stored list alone.
@@ -51,9 +51,9 @@ impl RegisterBody {
     pub fn topics_fingerprint(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut sum = self.topics.len() as u64;
-        for (key, config) in &self.topics {
+        for topic in self.topics.iter() {
             let mut h = std::hash::DefaultHasher::new();
-            config.topic_name.as_deref().unwrap_or(key).hash(&mut h);
+            topic.name.hash(&mut h);
             sum = sum.wrapping_add(h.finish());
         }
         sum
@@ -112,7 +112,7 @@ struct RegisterBodyJson {
 struct WrapperJson {
     data_version: Option<DataVersion>,
     #[serde(deserialize_with = "topic_table")]
-    topic_config_table: Vec<(String, TopicConfig)>,
+    topic_config_table: TopicTable,
     topic_queue_mapping_info_map: Option<HashMap<String, TopicQueueMappingInfo>>,
 }
 
@@ -152,19 +152,19 @@ fn six() -> i32 {
     6
 }
 
-/// `topicConfigTable` as a list, keeping each map key; `null` reads as empty.
-fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, TopicConfig)>, D::Error> {
+/// `topicConfigTable` as a [`TopicTable`], keeping each map key; `null` reads as empty.
+fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<TopicTable, D::Error> {
     struct TableVisitor;
     impl<'de> Visitor<'de> for TableVisitor {
-        type Value = Vec<(String, TopicConfig)>;
+        type Value = TopicTable;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a topicConfigTable object")
         }
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(Vec::new())
+            Ok(TopicTable::default())
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut topics = Vec::with_capacity(map.size_hint().unwrap_or(16));
+            let mut topics = TopicTable::with_capacity(map.size_hint().unwrap_or(16));
             while let Some((key, tc)) = map.next_entry::<String, Option<TopicConfigJson>>()? {
                 if let Some(tc) = tc {
                     let config = TopicConfig {
@@ -174,7 +174,7 @@ fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, TopicConf
                         perm: tc.perm,
                         topic_sys_flag: tc.topic_sys_flag,
                     };
-                    topics.push((key, config));
+                    topics.push(&key, &config);
                 }
             }
             Ok(topics)
@@ -216,10 +216,10 @@ mod tests {
         let decoded = decode_register_body(Some(body), false, 479, 1 << 20).unwrap();
         assert_eq!(decoded.data_version.counter, 5);
         assert_eq!(decoded.topics.len(), 2);
-        let a = &decoded.topics.iter().find(|t| t.0 == "A").unwrap().1;
-        assert_eq!(a.topic_sys_flag, 3);
-        let b = &decoded.topics.iter().find(|t| t.0 == "B").unwrap().1;
-        assert_eq!((b.topic_name.as_deref(), b.read_queue_nums, b.perm), (None, 16, 6));
+        let a = decoded.topics.iter().find(|t| t.key == "A").unwrap();
+        assert_eq!(a.queue.topic_sys_flag, 3);
+        let b = decoded.topics.iter().find(|t| t.key == "B").unwrap();
+        assert_eq!((b.name, b.queue.read_queue_nums, b.queue.perm), ("B", 16, 6));
         assert_eq!(decoded.mappings[0].1.curr_id_map.get(&1), Some(&1));
         assert_eq!(decoded.mappings[0].1.scope, "__global__");
     }

@@ -7,7 +7,7 @@ use flate2::read::{DeflateDecoder, ZlibDecoder};
 
 use super::body::{parse_lenient, BodyError, RegisterBody};
 use super::code::version;
-use crate::model::{TopicConfig, TopicQueueMappingInfo};
+use crate::model::{TopicConfig, TopicQueueMappingInfo, TopicTable};
 
 /// Inflates a zlib stream (what Java writes) or raw deflate (what rocketmq-rust writes).
 fn inflate(body: &[u8], limit: usize) -> Result<Vec<u8>, BodyError> {
@@ -68,11 +68,10 @@ pub(super) fn decode_compressed(body: &[u8], request_version: i32, limit: usize)
     let mut s = Stream { buf: &inflated };
     let data_version = parse_lenient(s.chunk("dataVersion")?)?;
     let topic_count = s.count("topic count")?;
-    let mut topics = Vec::with_capacity(topic_count);
+    let mut topics = TopicTable::with_capacity(topic_count);
     for _ in 0..topic_count {
         let tc = parse_topic_line(s.chunk("topic config")?)?;
-        let key = tc.topic_name.clone().unwrap_or_default();
-        topics.push((key, tc));
+        topics.push(tc.topic_name.as_deref().unwrap_or_default(), &tc);
     }
     let filter_servers: Option<Vec<String>> = parse_lenient(s.chunk("filterServerList")?)?;
     let mut mappings = Vec::new();
@@ -141,8 +140,8 @@ mod tests {
             let decoded = decode_register_body(Some(&body), true, 479, 1 << 20).unwrap();
             assert_eq!(decoded.data_version, DataVersion { counter: 5, state_version: 0, timestamp: 1700000000123 });
             assert_eq!(decoded.topics.len(), 1);
-            assert_eq!(decoded.topics[0].0, "TopicTest");
-            assert_eq!(decoded.topics[0].1.read_queue_nums, 4);
+            let topic = decoded.topics.iter().next().unwrap();
+            assert_eq!((topic.key, topic.queue.read_queue_nums), ("TopicTest", 4));
             assert_eq!(decoded.filter_servers, Some(vec![]));
         }
     }
@@ -153,7 +152,7 @@ mod tests {
         let body = base64_decode(b64);
         assert_eq!(&body[..2], &[0x78, 0xda]);
         let decoded = decode_register_body(Some(&body), true, 479, 1 << 20).unwrap();
-        assert_eq!(decoded.topics[0].0, "TopicTest");
+        assert_eq!(decoded.topics.iter().next().unwrap().name, "TopicTest");
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::messages::ConnId;
 use super::tables::{LiveBroker, MinBrokerIdChange, RouteTables};
-use crate::model::{BrokerData, QueueData, MASTER_ID, PERM_WRITE};
+use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
 use crate::protocol::body::RegisterBody;
 
 /// One broker registration, header and decoded body.
@@ -171,7 +171,7 @@ impl RouteTables {
         let check_each = !full && (self.pruned.contains(&reg.broker_name) || !same_topics);
 
         if self.options.delete_topic_with_broker_registration && reg.body.mappings.is_empty() {
-            let listed: HashSet<&str> = reg.body.topics.iter().map(|(key, _)| key.as_str()).collect();
+            let listed: HashSet<&str> = reg.body.topics.iter().map(|t| t.key).collect();
             for topic in self.topics_of(&reg.broker_name) {
                 if !listed.contains(topic.as_str()) {
                     self.remove_queue(&topic, &reg.broker_name);
@@ -180,16 +180,15 @@ impl RouteTables {
         }
 
         if full || check_each {
-            for (key, config) in &reg.body.topics {
-                let topic = config.topic_name.as_deref().unwrap_or(key);
-                let mut queue = QueueData::from(config);
+            for topic in reg.body.topics.iter() {
+                let (name, mut queue) = (topic.name, topic.queue);
                 if wipe_write {
                     queue.perm &= !PERM_WRITE;
                 }
                 if full {
-                    self.put_queue(topic, &reg.broker_name, queue);
+                    self.put_queue(name, &reg.broker_name, queue);
                 } else {
-                    self.put_queue_if_absent(topic, &reg.broker_name, queue);
+                    self.put_queue_if_absent(name, &reg.broker_name, queue);
                 }
             }
             self.pruned.remove(&reg.broker_name);
