@@ -71,6 +71,7 @@ impl Connection {
             return;
         }
         let code = request.code;
+        let header = request.serialize_type.name();
         if code == RequestCode::RegisterBroker as i32 {
             self.carried_registration = true;
         }
@@ -83,6 +84,7 @@ impl Connection {
                 actor = "connection",
                 msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name),
                 code,
+                header,
                 conn = conn.id.0,
                 queued = conn.in_flight,
                 elapsed_us = begin.elapsed().as_micros() as u64,

@@ -127,3 +127,21 @@ fn raw_deflate_compressed_registration_from_the_rust_broker_is_decoded() {
         assert_eq!(queue["perm"].to_string(), fields[3]);
     }
 }
+
+#[test]
+fn register_topic_pushed_by_the_rust_broker_is_routed_at_once() {
+    let server = TestServer::start();
+    let mut broker = server.client();
+    broker.send_raw(&frame("01-register-broker.json-header", 0));
+    assert_eq!(broker.read_frame().unwrap().code, 0);
+    let mut client = server.client();
+    assert_eq!(client.route("%RETRY%peer_group_7"), Err(17), "not in the startup registration");
+
+    broker.send_raw(&frame("06-register-topic-in-namesrv", 0));
+    let resp = broker.read_frame().unwrap();
+    assert_eq!((resp.code, resp.opaque), (0, 14));
+    let body: Value = serde_json::from_slice(&sample("06-register-topic-in-namesrv.req.body.json")).unwrap();
+    let route = client.route("%RETRY%peer_group_7").unwrap();
+    assert_eq!(route["queueDatas"], without_nulls(body["queueDatas"].clone()));
+    assert_eq!(route_addrs(&route, "broker-a"), json!({"0": "127.0.0.1:30911"}));
+}
