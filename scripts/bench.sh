@@ -8,7 +8,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PEERS=${PEERS:-$HOME/.cache/rocketmq-peers}
+PEERS=${PEERS:-${HOME:-/root}/.cache/rocketmq-peers}
 PEER_BIN=$PEERS/bin/rocketmq-namesrv-rust
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}

@@ -6,21 +6,42 @@ use serde::Deserialize;
 use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
 use crate::mailbox::ConnId;
 use crate::model::{DataVersion, QueueData};
-use crate::protocol::body::{decode_data_version, decode_register_body, parse_lenient, BodyError};
+use crate::protocol::body::{decode_data_version, decode_register_body, parse_lenient, BodyError, RegisterBody};
 use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
 use crate::protocol::{ExtFields, RemotingCommand};
 use crate::registry::liveness::BrokerRef;
 use crate::registry::messages::*;
 use crate::registry::register::Registration;
 
+/// Register bodies larger than this are decoded on the blocking pool.
+const OFFLOAD_BODY_BYTES: usize = 64 * 1024;
+
+/// Whether this process may run on more than one core (its CPU affinity included).
+static OTHER_CORES: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1));
+
 impl Dispatcher {
     pub(super) async fn register_broker(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
         let h = RegisterBrokerHeader::read(req)?;
-        let body = req.body.as_deref();
-        if h.body_crc32 != 0 && i64::from(body_crc32(body.unwrap_or_default())) != h.body_crc32 {
-            return Err(RequestError::CrcMismatch);
-        }
-        let body = decode_register_body(body, h.compressed, req.version, self.options.max_inflated_body_bytes)?;
+        let (crc, compressed, version, limit) =
+            (h.body_crc32, h.compressed, req.version, self.options.max_inflated_body_bytes);
+        let raw = req.body.clone();
+        let decode = move || -> Result<RegisterBody, RequestError> {
+            let body = raw.as_deref();
+            if crc != 0 && i64::from(body_crc32(body.unwrap_or_default())) != crc {
+                return Err(RequestError::CrcMismatch);
+            }
+            Ok(decode_register_body(body, compressed, version, limit)?)
+        };
+        // A full table takes milliseconds to check and parse: where another core is free, do it
+        // off this thread, which also serves route queries, so they do not wait behind it. On a
+        // single core a second thread only adds time slicing, so decode in place.
+        let large = req.body.as_ref().map_or(0, |b| b.len()) > OFFLOAD_BODY_BYTES;
+        let body = if large && *OTHER_CORES {
+            tokio::task::spawn_blocking(decode).await.map_err(|e| RequestError::Internal(e.to_string()))??
+        } else {
+            decode()?
+        };
         let registration = Registration {
             conn,
             cluster: h.cluster_name,

@@ -63,6 +63,9 @@ pub enum RequestError {
     /// UPDATE_NAMESRV_CONFIG's body is not properties text.
     #[error("string2Properties error")]
     BadProperties,
+    /// A task failed unexpectedly.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// An actor is gone (shutdown).
     #[error("namesrv unavailable: {0}")]
     Unavailable(#[from] MailboxError),

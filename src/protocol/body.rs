@@ -1,5 +1,6 @@
 //! Request bodies: the REGISTER_BROKER body in all its encodings (spec §4) and DataVersion.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
@@ -93,9 +94,13 @@ pub fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
     Ok(parse_lenient(body)?)
 }
 
-/// Parses fastjson-written JSON, accepting bare integer keys.
+/// Parses fastjson-written JSON, accepting bare integer keys. Valid JSON, the common case,
+/// parses in one pass; only a body that fails is scanned for bare keys and parsed again.
 pub fn parse_lenient<T: DeserializeOwned>(body: &[u8]) -> Result<T, serde_json::Error> {
-    serde_json::from_slice(&quote_bare_keys(body))
+    serde_json::from_slice(body).or_else(|e| match quote_bare_keys(body) {
+        Cow::Owned(quoted) => serde_json::from_slice(&quoted),
+        Cow::Borrowed(_) => Err(e),
+    })
 }
 
 #[derive(Deserialize)]

@@ -17,6 +17,16 @@ const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// Appends `s` as a quoted JSON string.
 pub fn push_str(out: &mut Vec<u8>, s: &str, style: JsonStyle) {
+    let plain =
+        |b: &u8| *b >= 0x20 && *b < 0x7F && *b != b'"' && *b != b'\\' && (*b != b'/' || style == JsonStyle::Fastjson);
+    let plain = |b: &u8| plain(b) || (style == JsonStyle::Fastjson && *b >= 0x80);
+    if s.as_bytes().iter().all(plain) {
+        // The common case (topic, broker and address names): one copy, no per-char work.
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        return;
+    }
     out.push(b'"');
     let mut start = 0;
     let bytes = s.as_bytes();
@@ -59,14 +69,33 @@ pub fn push_field(out: &mut Vec<u8>, name: &str) {
 /// Appends an integer map key: bare in fastjson style, quoted in standard style.
 pub fn push_int_key(out: &mut Vec<u8>, key: i64, style: JsonStyle) {
     match style {
-        JsonStyle::Fastjson => out.extend_from_slice(key.to_string().as_bytes()),
+        JsonStyle::Fastjson => push_decimal(out, key),
         JsonStyle::Standard => {
             out.push(b'"');
-            out.extend_from_slice(key.to_string().as_bytes());
+            push_decimal(out, key);
             out.push(b'"');
         }
     }
     out.push(b':');
+}
+
+/// Appends the decimal digits of `n` without allocating.
+pub fn push_decimal(out: &mut Vec<u8>, n: i64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&buf[i..]);
 }
 
 /// Appends an integer value; standard style quotes longs beyond 2^53-1 like fastjson does.
@@ -75,7 +104,7 @@ pub fn push_int(out: &mut Vec<u8>, value: i64, style: JsonStyle) {
     if quoted {
         out.push(b'"');
     }
-    out.extend_from_slice(value.to_string().as_bytes());
+    push_decimal(out, value);
     if quoted {
         out.push(b'"');
     }
@@ -122,6 +151,15 @@ mod tests {
         push_int_key(&mut out, 0, JsonStyle::Fastjson);
         push_int_key(&mut out, 1, JsonStyle::Standard);
         assert_eq!(out, b"0:\"1\":");
+    }
+
+    #[test]
+    fn decimals_are_written_without_allocating_and_right() {
+        for n in [0, 7, -7, 10, 479, i64::MAX, i64::MIN] {
+            let mut out = Vec::new();
+            push_decimal(&mut out, n);
+            assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
+        }
     }
 
     #[test]

@@ -49,15 +49,7 @@ impl RouteTables {
             group_empty = group.broker_addrs.is_empty();
             let notify = self.options.notify_min_broker_id_changed && group.enable_acting_master;
             if notify && min_changed && !group_empty {
-                let (min_id, min_addr) =
-                    group.broker_addrs.iter().next().map(|(id, a)| (*id, a.clone())).unwrap_or_default();
-                self.outbox.push(MinBrokerIdChange {
-                    targets: group.broker_addrs.values().cloned().collect(),
-                    min_broker_id: min_id,
-                    min_broker_addr: min_addr,
-                    offline_broker_addr: Some(b.addr.clone()),
-                    ha_broker_addr: None,
-                });
+                self.outbox.push(MinBrokerIdChange::for_group(group, false, Some(b.addr.clone()), None));
             }
         }
         if was_listed {

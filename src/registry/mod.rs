@@ -5,6 +5,7 @@
 //! Outbound notifications the tables decide are handed to the `Notifier` after each message.
 
 pub mod admin;
+pub mod cache;
 mod handlers;
 pub mod liveness;
 pub mod messages;

@@ -25,6 +25,8 @@ pub struct RegistryOptions {
     pub need_wait_for_service: bool,
     /// How long to refuse them [waitSecondsForService].
     pub wait_seconds_for_service: u64,
+    /// Budget of the encoded-route cache.
+    pub route_cache_max_bytes: usize,
 }
 
 impl Default for RegistryOptions {
@@ -46,6 +48,7 @@ impl From<&Settings> for RegistryOptions {
             notify_min_broker_id_changed: s.notify_min_broker_id_changed,
             need_wait_for_service: s.need_wait_for_service,
             wait_seconds_for_service: s.wait_seconds_for_service,
+            route_cache_max_bytes: s.route_cache_max_bytes,
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::messages::ConnId;
-use super::tables::{LiveBroker, MinBrokerIdChange, RouteTables};
+use super::tables::{LiveBroker, LiveKey, MinBrokerIdChange, RouteTables};
 use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
 use crate::protocol::body::RegisterBody;
 
@@ -40,16 +40,58 @@ pub struct RegisterOutcome {
     pub order_topic_config: Option<bytes::Bytes>,
 }
 
+/// How a registration joined its broker group (steps 1-7).
+enum Joined {
+    /// Step 5: an older stateVersion than the live broker holding this id; nothing more happens.
+    Stale,
+    /// The broker is a member now, in this role.
+    Member(Role),
+}
+
+/// A member's role in its group, which decides whether its topics shape routes.
+struct Role {
+    register_first: bool,
+    is_master: bool,
+    is_prime_slave: bool,
+    acting_master: bool,
+}
+
 impl RouteTables {
     /// Registers a broker. `None` is Java's null result: a first registration with one topic.
     pub fn register_broker(&mut self, reg: Registration, now_ms: u64) -> Option<RegisterOutcome> {
         let live_key = (reg.cluster.clone(), reg.addr.clone());
         let newly_live = !self.live.contains_key(&live_key);
+        let role = match self.join_group(&reg, &live_key)? {
+            Joined::Stale => return Some(RegisterOutcome::default()),
+            Joined::Member(role) => role,
+        };
+
+        // Steps 8-10: topics, from the master or the prime slave only.
+        let applied_topics = (role.is_master || role.is_prime_slave).then(|| {
+            self.apply_topics(&reg, &live_key, role.register_first, role.is_prime_slave && role.acting_master);
+            reg.topics_fingerprint
+        });
+
+        // Step 11: liveness follows the latest registration and its connection.
+        let live = LiveBroker {
+            last_update_ms: now_ms,
+            timeout_ms: reg.timeout_ms.unwrap_or(self.options.default_broker_timeout_ms),
+            data_version: reg.body.data_version,
+            conn: reg.conn,
+            ha_server_addr: reg.ha_server_addr.clone(),
+            applied_topics,
+        };
+        self.live.insert(live_key.clone(), live);
+        self.update_filter_servers(&reg, live_key);
+        Some(RegisterOutcome { newly_live, ..self.master_of(&reg) })
+    }
+
+    /// Steps 1-7 and 14: cluster and group membership. `None` rejects a first registration
+    /// carrying a single topic (step 6), after the earlier steps took effect, as in Java.
+    fn join_group(&mut self, reg: &Registration, live_key: &LiveKey) -> Option<Joined> {
         if self.clusters.entry(reg.cluster.clone()).or_default().insert(reg.broker_name.clone()) {
             self.touch_clusters();
         }
-
-        // Steps 2-7: the broker group.
         let mut register_first = false;
         let group = self.brokers.entry(reg.broker_name.clone()).or_insert_with(|| {
             register_first = true;
@@ -59,96 +101,71 @@ impl RouteTables {
         let old_version_broker = reg.enable_acting_master.is_none();
         group.enable_acting_master = reg.enable_acting_master == Some(true);
         group.zone_name = reg.zone_name.clone();
-        let prev_min_id = group.min_id().unwrap_or(MASTER_ID);
-        let min_id_changed = reg.broker_id < prev_min_id;
+        let min_id_changed = reg.broker_id < group.min_id().unwrap_or(MASTER_ID);
+        // Step 4: an address re-registering under a new id (slave to master) leaves its old id.
         group.broker_addrs.retain(|id, addr| *addr != reg.addr || *id == reg.broker_id);
 
-        let stale_state = group.broker_addrs.get(&reg.broker_id).filter(|old| **old != reg.addr).is_some_and(|old| {
-            self.live
-                .get(&(reg.cluster.clone(), old.clone()))
-                .is_some_and(|l| l.data_version.state_version > reg.body.data_version.state_version)
+        let holder = group.broker_addrs.get(&reg.broker_id).filter(|old| **old != reg.addr);
+        let stale = holder.is_some_and(|old| {
+            let live = self.live.get(&(reg.cluster.clone(), old.clone()));
+            live.is_some_and(|l| l.data_version.state_version > reg.body.data_version.state_version)
         });
         let single_topic_first = !group.broker_addrs.contains_key(&reg.broker_id) && reg.body.topics.len() == 1;
-        if stale_state || single_topic_first {
-            let changed = *group != before;
-            if stale_state {
-                self.live.remove(&live_key);
-            }
-            if changed {
-                self.touch_broker(&reg.broker_name);
-            }
-            return if stale_state { Some(RegisterOutcome::default()) } else { None };
+        let joined = if stale || single_topic_first {
+            None
+        } else {
+            let old_addr = group.broker_addrs.insert(reg.broker_id, reg.addr.clone());
+            let is_master = reg.broker_id == MASTER_ID;
+            Some(Role {
+                register_first: register_first || old_addr.is_none_or(|a| a.is_empty()),
+                is_master,
+                is_prime_slave: !old_version_broker && !is_master && group.min_id() == Some(reg.broker_id),
+                acting_master: group.enable_acting_master,
+            })
+        };
+        if joined.is_some() && min_id_changed && self.options.notify_min_broker_id_changed {
+            let others_only = group.broker_addrs.len() > 1;
+            self.outbox.push(MinBrokerIdChange::for_group(group, others_only, None, Some(reg.ha_server_addr.clone())));
         }
-
-        let old_addr = group.broker_addrs.insert(reg.broker_id, reg.addr.clone());
-        register_first |= old_addr.is_none_or(|a| a.is_empty());
-        let is_master = reg.broker_id == MASTER_ID;
-        let is_prime_slave = !old_version_broker && !is_master && group.min_id() == Some(reg.broker_id);
-        let acting_master = group.enable_acting_master;
-        let group_changed = *group != before;
-        if min_id_changed && self.options.notify_min_broker_id_changed {
-            // Step 14: tell the group its lowest id changed (to all but the new minimum).
-            let (min_id, min_addr) =
-                group.broker_addrs.iter().next().map(|(id, a)| (*id, a.clone())).unwrap_or_default();
-            let alone = group.broker_addrs.len() == 1;
-            let targets = group.broker_addrs.values().filter(|a| alone || **a != min_addr).cloned().collect();
-            self.outbox.push(MinBrokerIdChange {
-                targets,
-                min_broker_id: min_id,
-                min_broker_addr: min_addr,
-                offline_broker_addr: None,
-                ha_broker_addr: Some(reg.ha_server_addr.clone()),
-            });
-        }
-        if group_changed {
+        if *group != before {
             self.touch_broker(&reg.broker_name);
         }
+        if stale {
+            self.live.remove(live_key);
+            return Some(Joined::Stale);
+        }
+        joined.map(Joined::Member)
+    }
 
-        // Steps 8-10: topics, from the master or the prime slave only.
-        let applies_topics = is_master || is_prime_slave;
-        let applied_topics = applies_topics.then(|| {
-            self.apply_topics(&reg, &live_key, register_first, is_prime_slave && acting_master);
-            reg.topics_fingerprint
-        });
+    /// Step 12: filter servers (legacy): `None` leaves them, empty removes, a list replaces.
+    fn update_filter_servers(&mut self, reg: &Registration, live_key: LiveKey) {
+        let Some(list) = &reg.body.filter_servers else {
+            return;
+        };
+        let previous = if list.is_empty() {
+            self.filter_servers.remove(&live_key)
+        } else {
+            self.filter_servers.insert(live_key, list.clone())
+        };
+        if previous.unwrap_or_default() != *list {
+            self.touch_broker(&reg.broker_name);
+        }
+    }
 
-        // Step 11: liveness follows the latest registration and its connection.
-        let timeout_ms = reg.timeout_ms.unwrap_or(self.options.default_broker_timeout_ms);
-        self.live.insert(
-            live_key.clone(),
-            LiveBroker {
-                last_update_ms: now_ms,
-                timeout_ms,
-                data_version: reg.body.data_version,
-                conn: reg.conn,
-                ha_server_addr: reg.ha_server_addr.clone(),
-                applied_topics,
+    /// Step 13: a slave learns its group master's addresses, once the master is live.
+    fn master_of(&self, reg: &Registration) -> RegisterOutcome {
+        let master = (reg.broker_id != MASTER_ID)
+            .then(|| self.brokers.get(&reg.broker_name).and_then(|g| g.broker_addrs.get(&MASTER_ID)))
+            .flatten();
+        let live = master.and_then(|m| self.live.get(&(reg.cluster.clone(), m.clone())).map(|l| (m, l)));
+        match live {
+            Some((master, live)) => RegisterOutcome {
+                master_addr: Some(master.clone()),
+                ha_server_addr: Some(live.ha_server_addr.clone()),
+                ..RegisterOutcome::default()
             },
-        );
-
-        // Step 12: filter servers (legacy).
-        if let Some(list) = reg.body.filter_servers {
-            let previous = if list.is_empty() {
-                self.filter_servers.remove(&live_key)
-            } else {
-                self.filter_servers.insert(live_key.clone(), list.clone())
-            };
-            if previous.unwrap_or_default() != list {
-                self.touch_broker(&reg.broker_name);
-            }
+            None => RegisterOutcome::default(),
         }
-
-        // Step 13: a slave learns its live master's addresses.
-        let mut outcome = RegisterOutcome { newly_live, ..RegisterOutcome::default() };
-        if reg.broker_id != MASTER_ID {
-            let master = self.brokers.get(&reg.broker_name).and_then(|g| g.broker_addrs.get(&MASTER_ID));
-            if let Some(master) = master {
-                if let Some(live) = self.live.get(&(reg.cluster.clone(), master.clone())) {
-                    outcome.master_addr = Some(master.clone());
-                    outcome.ha_server_addr = Some(live.ha_server_addr.clone());
-                }
-            }
-        }
-        Some(outcome)
     }
 
     /// Steps 8-10 for a master or prime slave.

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use bytes::Bytes;
 
+use super::cache::RouteCache;
 use super::messages::ConnId;
 use super::options::RegistryOptions;
 use super::view;
@@ -35,13 +36,6 @@ pub struct LiveBroker {
     pub applied_topics: Option<u64>,
 }
 
-/// Encoded route bodies of one topic, built on first query and dropped on any change.
-#[derive(Debug, Default)]
-struct CachedRoute {
-    fastjson: Option<Bytes>,
-    standard: Option<Bytes>,
-}
-
 /// All route state of the NameServer, owned by the registry actor.
 #[derive(Debug, Default)]
 pub struct RouteTables {
@@ -62,7 +56,7 @@ pub struct RouteTables {
     broker_topics: HashMap<String, HashSet<String>>,
     /// broker names that lost queue data outside registration since their last full apply.
     pub(super) pruned: HashSet<String>,
-    routes: HashMap<String, CachedRoute>,
+    routes: RouteCache,
     cluster_info: Option<Bytes>,
     /// ORDER_TOPIC_CONFIG from the KV store: topic → `"brokerName:queueNum;..."`.
     pub(super) order_topics: BTreeMap<String, String>,
@@ -84,10 +78,27 @@ pub struct MinBrokerIdChange {
     pub ha_broker_addr: Option<String>,
 }
 
+impl MinBrokerIdChange {
+    /// The notification for `group`, whose lowest id just changed; with `others_only` the new
+    /// minimum itself is left out of the targets (spec §5.12).
+    pub(super) fn for_group(
+        group: &BrokerData,
+        others_only: bool,
+        offline_broker_addr: Option<String>,
+        ha_broker_addr: Option<String>,
+    ) -> Self {
+        let (min_broker_id, min_broker_addr) =
+            group.broker_addrs.iter().next().map(|(id, addr)| (*id, addr.clone())).unwrap_or_default();
+        let targets =
+            group.broker_addrs.values().filter(|addr| !others_only || **addr != min_broker_addr).cloned().collect();
+        Self { targets, min_broker_id, min_broker_addr, offline_broker_addr, ha_broker_addr }
+    }
+}
+
 impl RouteTables {
     /// Empty tables with the given options.
     pub fn new(options: RegistryOptions) -> Self {
-        Self { options, ..Self::default() }
+        Self { routes: RouteCache::new(options.route_cache_max_bytes), options, ..Self::default() }
     }
 
     /// The options in force.
@@ -107,7 +118,7 @@ impl RouteTables {
         if queues.insert(broker.to_owned(), queue).is_none() {
             self.broker_topics.entry(broker.to_owned()).or_default().insert(topic.to_owned());
         }
-        self.routes.remove(topic);
+        self.routes.forget(topic);
         true
     }
 
@@ -134,7 +145,7 @@ impl RouteTables {
                 self.broker_topics.remove(broker);
             }
         }
-        self.routes.remove(topic);
+        self.routes.forget(topic);
         true
     }
 
@@ -146,7 +157,7 @@ impl RouteTables {
         let new = perm(queue.perm);
         if new != queue.perm {
             queue.perm = new;
-            self.routes.remove(topic);
+            self.routes.forget(topic);
         }
         true
     }
@@ -154,7 +165,7 @@ impl RouteTables {
     /// Stores a static-topic mapping and drops the topic's cached route.
     pub(super) fn put_mapping(&mut self, topic: &str, info: TopicQueueMappingInfo) {
         self.queue_mappings.entry(topic.to_owned()).or_default().insert(info.bname.clone(), info);
-        self.routes.remove(topic);
+        self.routes.forget(topic);
     }
 
     /// The topics that hold queue data of `broker`, sorted.
@@ -169,7 +180,7 @@ impl RouteTables {
     pub(super) fn touch_broker(&mut self, broker: &str) {
         if let Some(topics) = self.broker_topics.get(broker) {
             for topic in topics {
-                self.routes.remove(topic);
+                self.routes.forget(topic);
             }
         }
         self.cluster_info = None;
@@ -182,8 +193,8 @@ impl RouteTables {
 
     /// Replaces the options; every cached route is dropped since options shape routes.
     pub fn set_options(&mut self, options: RegistryOptions) {
+        self.routes = RouteCache::new(options.route_cache_max_bytes);
         self.options = options;
-        self.routes.clear();
     }
 
     /// Replaces the ORDER_TOPIC_CONFIG namespace, dropping the routes whose entry changed.
@@ -193,7 +204,7 @@ impl RouteTables {
         let old = std::mem::replace(&mut self.order_topics, new);
         for topic in old.keys().chain(self.order_topics.keys()) {
             if old.get(topic) != self.order_topics.get(topic) {
-                self.routes.remove(topic);
+                self.routes.forget(topic);
             }
         }
     }
@@ -210,21 +221,11 @@ impl RouteTables {
 
     /// The encoded route of `topic`, served from cache when nothing changed since it was built.
     pub fn route_body(&mut self, topic: &str, style: JsonStyle) -> Option<Bytes> {
-        if let Some(cached) = self.routes.get(topic) {
-            let hit = match style {
-                JsonStyle::Fastjson => &cached.fastjson,
-                JsonStyle::Standard => &cached.standard,
-            };
-            if let Some(body) = hit {
-                return Some(body.clone());
-            }
+        if let Some(body) = self.routes.get(topic, style) {
+            return Some(body);
         }
         let body = Bytes::from(view::encode_route(self, topic, style, None)?);
-        let cached = self.routes.entry(topic.to_owned()).or_default();
-        match style {
-            JsonStyle::Fastjson => cached.fastjson = Some(body.clone()),
-            JsonStyle::Standard => cached.standard = Some(body.clone()),
-        }
+        self.routes.put(topic, style, body.clone());
         Some(body)
     }
 

@@ -3,11 +3,14 @@
 //! Fields come out in fastjson's alphabetical order and maps sorted by key, so both styles are
 //! deterministic; the route lists are sorted by broker name.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::tables::RouteTables;
 use crate::model::{BrokerData, QueueData, TopicQueueMappingInfo, MASTER_ID, PERM_WRITE};
-use crate::protocol::json::{push_bool, push_field, push_int, push_int_key, push_str, push_str_array, JsonStyle};
+use crate::protocol::json::{
+    push_bool, push_decimal, push_field, push_int, push_int_key, push_str, push_str_array, JsonStyle,
+};
 
 /// Topics exempt from the acting-master rewrite (the brokers' own member-sync topics).
 const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
@@ -18,7 +21,8 @@ const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
 /// and filter servers (Java's `ZoneRouteRPCHook`); the requested JSON style is kept.
 pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle, zone: Option<&str>) -> Option<Vec<u8>> {
     let all_queues = tables.topic_queues.get(topic)?;
-    let mut groups: Vec<BrokerData> = all_queues.keys().filter_map(|name| tables.brokers.get(name).cloned()).collect();
+    let mut groups: Vec<Cow<BrokerData>> =
+        all_queues.keys().filter_map(|name| tables.brokers.get(name).map(Cow::Borrowed)).collect();
     if groups.is_empty() {
         return None;
     }
@@ -32,11 +36,11 @@ pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle, zone: O
                 || g.zone_name.as_deref().is_some_and(|z| z.eq_ignore_ascii_case(zone))
         };
         let dropped: Vec<String> = groups.iter().filter(|g| !in_zone(g)).map(|g| g.broker_name.clone()).collect();
-        groups.retain(in_zone);
+        groups.retain(|g| in_zone(g));
         queues.retain(|(name, _)| !dropped.contains(name));
     }
 
-    let mut out = Vec::with_capacity(256);
+    let mut out = Vec::with_capacity(96 + groups.len() * 160 + queues.len() * 110);
     out.extend_from_slice(b"{\"brokerDatas\":[");
     for (i, group) in groups.iter().enumerate() {
         if i > 0 {
@@ -46,7 +50,8 @@ pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle, zone: O
     }
     out.extend_from_slice(b"],\"filterServerTable\":{");
     let mut first = true;
-    for group in &groups {
+    // Filter servers are a 4.x legacy: skip the lookups when no broker reported any.
+    for group in groups.iter().filter(|_| !tables.filter_servers.is_empty()) {
         for addr in group.broker_addrs.values() {
             if let Some(servers) = tables.filter_servers.get(&(group.cluster.clone(), addr.clone())) {
                 if !std::mem::take(&mut first) {
@@ -72,13 +77,16 @@ pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle, zone: O
         }
         out.extend_from_slice(b"{\"brokerName\":");
         push_str(&mut out, name, style);
-        out.extend_from_slice(
-            format!(
-                ",\"perm\":{},\"readQueueNums\":{},\"topicSysFlag\":{},\"writeQueueNums\":{}}}",
-                queue.perm, queue.read_queue_nums, queue.topic_sys_flag, queue.write_queue_nums
-            )
-            .as_bytes(),
-        );
+        for (field, value) in [
+            (&b",\"perm\":"[..], queue.perm),
+            (b",\"readQueueNums\":", queue.read_queue_nums),
+            (b",\"topicSysFlag\":", queue.topic_sys_flag),
+            (b",\"writeQueueNums\":", queue.write_queue_nums),
+        ] {
+            out.extend_from_slice(field);
+            push_decimal(&mut out, i64::from(value));
+        }
+        out.push(b'}');
     }
     out.push(b']');
     if let Some(mappings) = tables.queue_mappings.get(topic) {
@@ -99,16 +107,18 @@ pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle, zone: O
 
 /// Spec §5.9 step 6: a master-less acting-master group whose queues are read-only shows its
 /// lowest-id member as id 0, so clients can keep reading from it.
-fn rewrite_acting_masters(groups: &mut [BrokerData], perm_of: impl Fn(&str) -> Option<i32>) {
+/// Only the rewritten groups are copied; the others stay borrowed from the tables.
+fn rewrite_acting_masters(groups: &mut [Cow<BrokerData>], perm_of: impl Fn(&str) -> Option<i32>) {
     let masterless = |g: &BrokerData| !g.broker_addrs.is_empty() && !g.broker_addrs.contains_key(&MASTER_ID);
-    if !groups.iter().any(masterless) {
+    if !groups.iter().any(|g| masterless(g)) {
         return;
     }
     for group in groups.iter_mut().filter(|g| masterless(g) && g.enable_acting_master) {
         let read_only = perm_of(&group.broker_name).is_some_and(|perm| perm & PERM_WRITE == 0);
         if read_only {
-            if let Some((_, addr)) = group.broker_addrs.pop_first() {
-                group.broker_addrs.insert(MASTER_ID, addr);
+            let addrs = &mut group.to_mut().broker_addrs;
+            if let Some((_, addr)) = addrs.pop_first() {
+                addrs.insert(MASTER_ID, addr);
             }
         }
     }

@@ -140,6 +140,8 @@ pub struct Settings {
     pub rocketmq_home: String,
     /// `;`-separated keys UPDATE_NAMESRV_CONFIG must refuse (on top of the fixed set).
     pub config_black_list: String,
+    /// Budget of the cache of encoded route bodies (0 disables it).
+    pub route_cache_max_bytes: usize,
 }
 
 impl Default for Settings {
@@ -167,6 +169,7 @@ impl Default for Settings {
             config_store_path: home_path("namesrv/namesrv.properties"),
             rocketmq_home: std::env::var("ROCKETMQ_HOME").unwrap_or_default(),
             config_black_list: "configBlackList;configStorePath;kvConfigPath".into(),
+            route_cache_max_bytes: 16 * 1024 * 1024,
         }
     }
 }
