@@ -9,13 +9,13 @@ use actix::prelude::*;
 use thiserror::Error;
 use tracing::info;
 
-use crate::mailbox::{handle_logged, Apply, ConnId, Mailbox, Queued};
+use crate::mailbox::{Apply, ConnId, Mailbox};
 use crate::persist::write_atomically;
 use crate::registry::messages::ApplyOptions;
 use crate::registry::options::RegistryOptions;
 use crate::registry::RegistryHandle;
-use crate::request;
 use crate::settings::{properties, Settings, UpdateError};
+use crate::{logged_handler, request};
 
 /// Why an update was not applied.
 #[derive(Debug, Error)]
@@ -51,14 +51,7 @@ impl Actor for ConfigStore {
     type Context = Context<Self>;
 }
 
-impl<M: Apply<ConfigStore>> Handler<Queued<M>> for ConfigStore {
-    type Result = MessageResult<Queued<M>>;
-
-    fn handle(&mut self, Queued(msg): Queued<M>, _: &mut Context<Self>) -> Self::Result {
-        let queued = self.queued.clone();
-        MessageResult(handle_logged(self, "config", &queued, msg))
-    }
-}
+logged_handler!(ConfigStore, "config");
 
 /// GET_NAMESRV_CONFIG; answers every setting as sorted `key=value` lines.
 #[derive(Debug)]

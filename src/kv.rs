@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tracing::info;
 
-use crate::mailbox::{handle_logged, Apply, ConnId, Mailbox, Queued};
+use crate::mailbox::{Apply, ConnId, Mailbox};
 use crate::persist::write_atomically;
 use crate::registry::messages::SetOrderTopicConfig;
 use crate::registry::RegistryHandle;
-use crate::request;
+use crate::{logged_handler, request};
 
 /// The namespace the NameServer itself reads: topic → `"brokerName:queueNum;..."`.
 pub const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
@@ -103,14 +103,7 @@ impl Actor for KvStore {
     type Context = Context<Self>;
 }
 
-impl<M: Apply<KvStore>> Handler<Queued<M>> for KvStore {
-    type Result = MessageResult<Queued<M>>;
-
-    fn handle(&mut self, Queued(msg): Queued<M>, _: &mut Context<Self>) -> Self::Result {
-        let queued = self.queued.clone();
-        MessageResult(handle_logged(self, "kv", &queued, msg))
-    }
-}
+logged_handler!(KvStore, "kv");
 
 /// PUT_KV_CONFIG; answers once the change is on disk.
 #[derive(Debug)]

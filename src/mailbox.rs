@@ -52,6 +52,22 @@ macro_rules! request {
     };
 }
 
+/// Implements the one `Handler<Queued<M>>` of an actor whose requests all `Apply` to it and are
+/// logged as `$name`; the actor keeps its mailbox counter in a `queued` field.
+#[macro_export]
+macro_rules! logged_handler {
+    ($actor:ty, $name:literal) => {
+        impl<M: $crate::mailbox::Apply<$actor>> actix::Handler<$crate::mailbox::Queued<M>> for $actor {
+            type Result = actix::MessageResult<$crate::mailbox::Queued<M>>;
+
+            fn handle(&mut self, queued_msg: $crate::mailbox::Queued<M>, _: &mut Self::Context) -> Self::Result {
+                let queued = self.queued.clone();
+                actix::MessageResult($crate::mailbox::handle_logged(self, $name, &queued, queued_msg.0))
+            }
+        }
+    };
+}
+
 /// The envelope every request travels in, so one handler per actor can log them all.
 #[derive(Debug)]
 pub struct Queued<M>(pub M);

@@ -12,12 +12,12 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tracing::{debug, info};
 
-use crate::mailbox::{handle_logged, Apply, ConnId, Mailbox, Queued};
+use crate::mailbox::{Apply, ConnId, Mailbox};
 use crate::protocol::codec::encode_frame;
 use crate::protocol::command::FLAG_ONEWAY;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
 use crate::registry::tables::MinBrokerIdChange;
-use crate::request;
+use crate::{logged_handler, request};
 
 /// Java's send timeout for this notification.
 const SEND_TIMEOUT: Duration = Duration::from_millis(300);
@@ -45,14 +45,7 @@ impl Actor for Notifier {
     type Context = Context<Self>;
 }
 
-impl<M: Apply<Notifier>> Handler<Queued<M>> for Notifier {
-    type Result = MessageResult<Queued<M>>;
-
-    fn handle(&mut self, Queued(msg): Queued<M>, _: &mut Context<Self>) -> Self::Result {
-        let queued = self.queued.clone();
-        MessageResult(handle_logged(self, "notifier", &queued, msg))
-    }
-}
+logged_handler!(Notifier, "notifier");
 
 /// Send one NOTIFY_MIN_BROKER_ID_CHANGE to each of its targets.
 #[derive(Debug)]
