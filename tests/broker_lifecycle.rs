@@ -212,3 +212,23 @@ fn unchanged_re_registration_keeps_routes_and_changed_one_merges_topics() {
         assert!(conn.route(topic).is_ok(), "{topic} routed: registration merges");
     }
 }
+
+#[test]
+fn large_registrations_decode_the_same_in_place_and_on_the_blocking_pool() {
+    let names: Vec<String> = (0..3000).map(|i| format!("LargeTopic-{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let broker = Broker::new("c", "big", 0, "127.0.0.1:1").topics(&refs);
+    assert!(broker.body_json().len() > 64 * 1024, "large enough to take the large-body path");
+    for mode in ["inline", "blocking"] {
+        let server = TestServer::with(|s| s.large_body_decode = mode.into());
+        let mut conn = server.client();
+        assert_eq!(conn.register(&broker).code, 0, "{mode}");
+        let mut client = server.client();
+        for topic in ["LargeTopic-0", "LargeTopic-1499", "LargeTopic-2999"] {
+            assert!(client.route(topic).is_ok(), "{mode}: {topic}");
+        }
+        let mut bad = broker.register_request();
+        bad.ext_fields.as_mut().unwrap().insert("bodyCrc32", "1");
+        assert_eq!(conn.call(bad).remark.as_deref(), Some("crc32 not match"), "{mode}");
+    }
+}

@@ -88,6 +88,8 @@ pub struct DispatchOptions {
     pub response_serialization: ResponseSerialization,
     pub response_version: i32,
     pub max_inflated_body_bytes: usize,
+    /// Decode large register bodies on the blocking pool (true) or in place.
+    pub decode_large_bodies_off_thread: bool,
 }
 
 impl From<&Settings> for DispatchOptions {
@@ -96,6 +98,12 @@ impl From<&Settings> for DispatchOptions {
             response_serialization: s.response_serialization().unwrap_or(ResponseSerialization::SameAsRequest),
             response_version: s.response_version,
             max_inflated_body_bytes: s.max_inflated_body_bytes,
+            decode_large_bodies_off_thread: match s.large_body_decode.to_ascii_lowercase().as_str() {
+                "blocking" => true,
+                "inline" => false,
+                // Only where this process may use another core (its CPU affinity included).
+                _ => std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+            },
         }
     }
 }

@@ -121,10 +121,16 @@ struct WrapperJson {
     topic_queue_mapping_info_map: Option<HashMap<String, TopicQueueMappingInfo>>,
 }
 
+/// Static-topic mappings in topic order.
+fn sorted_mappings(map: Option<HashMap<String, TopicQueueMappingInfo>>) -> Vec<(String, TopicQueueMappingInfo)> {
+    let mut mappings: Vec<_> = map.unwrap_or_default().into_iter().collect();
+    mappings.sort_by(|a, b| a.0.cmp(&b.0));
+    mappings
+}
+
 impl WrapperJson {
     fn into_body(self, filter_servers: Option<Vec<String>>) -> RegisterBody {
-        let mut mappings: Vec<_> = self.topic_queue_mapping_info_map.unwrap_or_default().into_iter().collect();
-        mappings.sort_by(|a, b| a.0.cmp(&b.0));
+        let mappings = sorted_mappings(self.topic_queue_mapping_info_map);
         RegisterBody {
             topics: self.topic_config_table,
             data_version: self.data_version.unwrap_or_default(),
@@ -134,6 +140,7 @@ impl WrapperJson {
     }
 }
 
+/// A TopicConfig as brokers write it; only what the NameServer uses is read.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TopicConfigJson {
@@ -147,6 +154,18 @@ struct TopicConfigJson {
     perm: i32,
     #[serde(default, alias = "topicSynFlag")]
     topic_sys_flag: i32,
+}
+
+impl From<TopicConfigJson> for TopicConfig {
+    fn from(tc: TopicConfigJson) -> Self {
+        TopicConfig {
+            topic_name: tc.topic_name,
+            read_queue_nums: tc.read_queue_nums,
+            write_queue_nums: tc.write_queue_nums,
+            perm: tc.perm,
+            topic_sys_flag: tc.topic_sys_flag,
+        }
+    }
 }
 
 fn sixteen() -> i32 {
@@ -172,14 +191,7 @@ fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<TopicTable, D::Error> 
             let mut topics = TopicTable::with_capacity(map.size_hint().unwrap_or(16));
             while let Some((key, tc)) = map.next_entry::<String, Option<TopicConfigJson>>()? {
                 if let Some(tc) = tc {
-                    let config = TopicConfig {
-                        topic_name: tc.topic_name,
-                        read_queue_nums: tc.read_queue_nums,
-                        write_queue_nums: tc.write_queue_nums,
-                        perm: tc.perm,
-                        topic_sys_flag: tc.topic_sys_flag,
-                    };
-                    topics.push(&key, &config);
+                    topics.push(&key, &tc.into());
                 }
             }
             Ok(topics)

@@ -142,6 +142,9 @@ pub struct Settings {
     pub config_black_list: String,
     /// Budget of the cache of encoded route bodies (0 disables it).
     pub route_cache_max_bytes: usize,
+    /// Where register bodies over 64 KiB are decoded: "auto" (on the blocking pool when the
+    /// process may use more than one core, else in place), "blocking" or "inline".
+    pub large_body_decode: String,
 }
 
 impl Default for Settings {
@@ -170,6 +173,7 @@ impl Default for Settings {
             rocketmq_home: std::env::var("ROCKETMQ_HOME").unwrap_or_default(),
             config_black_list: "configBlackList;configStorePath;kvConfigPath".into(),
             route_cache_max_bytes: 16 * 1024 * 1024,
+            large_body_decode: "auto".into(),
         }
     }
 }
@@ -215,6 +219,9 @@ impl Settings {
         }
         if !(1024..=(i32::MAX as usize)).contains(&self.max_frame_bytes) {
             return invalid("max_frame_bytes", "must be between 1024 and 2147483647");
+        }
+        if !["auto", "blocking", "inline"].contains(&self.large_body_decode.to_ascii_lowercase().as_str()) {
+            return invalid("large_body_decode", "must be auto, blocking or inline");
         }
         if self.response_serialization().is_none() {
             return invalid("response_serialize_type", "must be request, json or rocketmq");
