@@ -26,6 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+BENCH_COMMIT=$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD || echo "+uncommitted")
+export BENCH_COMMIT
 log "building namesrv and namesrv-bench (release)"
 (cd "$ROOT" && cargo build --release --bin namesrv --bin namesrv-bench >&2)
 if [ ! -x "$PEER_BIN" ]; then
@@ -109,9 +111,9 @@ for round in $(seq "$ROUNDS"); do
                 printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"result":%s}\n' \
                     "$round" "$name" "$server" "$(peak_rss_kb)" "$out" >> "$RAW"
             else
-                log "  failed: $(tail -1 "$WORK/bench.err")"
+                log "  failed: $(tr '\r' '\n' < "$WORK/bench.err" | tail -1)"
                 printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"error":%s}\n' \
-                    "$round" "$name" "$server" "$(peak_rss_kb)" "$(tail -1 "$WORK/bench.err" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().strip()))')" >> "$RAW"
+                    "$round" "$name" "$server" "$(peak_rss_kb)" "$(tr '\r' '\n' < "$WORK/bench.err" | tail -1 | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().strip()))')" >> "$RAW"
             fi
             stop_server
         done

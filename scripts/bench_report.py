@@ -25,7 +25,8 @@ FIGURES = [
     ("big-broker", "route.per_second", "route QPS, one broker with 100k topics", False),
     ("many-brokers", "route.per_second", "route QPS, 1,000 brokers x 20 topics", False),
     ("route-16", "peak_rss_kb", "peak RSS KiB, RIP-29 data loaded", True),
-    ("conns", "result.idle_ok", "idle connections still answered (of 100 checked)", False),
+    ("conns", "result.open", "idle client connections held open", False),
+    ("conns", "result.idle_ok", "of those, sampled ones still answering (of 100)", False),
 ]
 
 
@@ -103,7 +104,7 @@ def main(raw, outdir, args):
     lines = ["# namesrv vs rocketmq-namesrv 1.0.0, side by side", "",
              f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
              f"- machine: {machine()}",
-             f"- commit: {subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
+             f"- commit measured: {os.environ.get('BENCH_COMMIT') or subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
              f"- method: `scripts/bench.sh {args}`, {rounds} rounds, servers alternating A B per workload, each on a fresh process "
              "pinned to core 0 (`taskset -c 0`), the load tool `namesrv-bench` pinned to core 1; figures are medians over rounds",
              "- workloads: RIP-29 shape = 4 clusters x 8 brokers, each cluster's brokers hosting the same 10,000 topics "
@@ -117,7 +118,9 @@ def main(raw, outdir, args):
     errors = [r for r in records if "error" in r]
     if errors:
         lines += ["", "Runs that failed:", ""]
-        lines += [f"- round {r['round']} {r['workload']} on {r['server']}: {r['error']}" for r in errors]
+        # Keep the tool's own message, not the progress output before it.
+        why = lambda e: e[e.rfind("namesrv-bench:"):] if "namesrv-bench:" in e else e[-200:]
+        lines += [f"- round {r['round']} {r['workload']} on {r['server']}: {why(r['error'])}" for r in errors]
     lines += ["", "![route latency](route-latency.svg)", ""]
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "results.md"), "w") as f:
