@@ -19,6 +19,12 @@ use namesrv::settings::Settings;
 use serde_json::{json, Value};
 use tokio_util::codec::Decoder;
 
+pub mod checks;
+pub mod kv_config;
+pub mod process;
+pub mod requests;
+pub mod routeinfo;
+
 /// A running server; stopped when dropped.
 pub struct TestServer {
     pub addr: SocketAddr,
