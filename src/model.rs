@@ -190,12 +190,17 @@ impl TopicTable {
 
     /// Adds a topic config under its body key.
     pub fn push(&mut self, key: &str, config: &TopicConfig) {
+        self.push_parts(key, config.topic_name.as_deref(), QueueData::from(config));
+    }
+
+    /// Adds a topic under its body key; `name` is the config's `topicName`, when it has one.
+    pub fn push_parts(&mut self, key: &str, name: Option<&str>, queue: QueueData) {
         let key_span = self.span(key);
-        let name_span = match config.topic_name.as_deref() {
+        let name_span = match name {
             Some(name) if name != key => self.span(name),
             _ => key_span,
         };
-        self.entries.push(TopicEntry { key: key_span, name: name_span, queue: QueueData::from(config) });
+        self.entries.push(TopicEntry { key: key_span, name: name_span, queue });
     }
 
     /// Number of topics.

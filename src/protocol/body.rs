@@ -11,7 +11,7 @@ use thiserror::Error;
 use super::code::version;
 use super::compressed::decode_compressed;
 use super::lenient::quote_bare_keys;
-use crate::model::{DataVersion, TopicConfig, TopicQueueMappingInfo, TopicTable};
+use crate::model::{DataVersion, QueueData, TopicQueueMappingInfo, TopicTable};
 
 /// A body that cannot be read; answered with SYSTEM_ERROR, the connection stays open.
 #[derive(Debug, Error)]
@@ -140,12 +140,14 @@ impl WrapperJson {
     }
 }
 
-/// A TopicConfig as brokers write it; only what the NameServer uses is read.
+/// A TopicConfig as brokers write it; only what the NameServer uses is read, and names are
+/// borrowed from the body where they have no escapes (a 10k-topic body then allocates no
+/// string per topic).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct TopicConfigJson {
-    #[serde(default)]
-    topic_name: Option<String>,
+struct TopicConfigJson<'a> {
+    #[serde(default, borrow)]
+    topic_name: Option<Cow<'a, str>>,
     #[serde(default = "sixteen")]
     read_queue_nums: i32,
     #[serde(default = "sixteen")]
@@ -156,17 +158,20 @@ struct TopicConfigJson {
     topic_sys_flag: i32,
 }
 
-impl From<TopicConfigJson> for TopicConfig {
-    fn from(tc: TopicConfigJson) -> Self {
-        TopicConfig {
-            topic_name: tc.topic_name,
-            read_queue_nums: tc.read_queue_nums,
-            write_queue_nums: tc.write_queue_nums,
-            perm: tc.perm,
-            topic_sys_flag: tc.topic_sys_flag,
+impl TopicConfigJson<'_> {
+    fn queue(&self) -> QueueData {
+        QueueData {
+            read_queue_nums: self.read_queue_nums,
+            write_queue_nums: self.write_queue_nums,
+            perm: self.perm,
+            topic_sys_flag: self.topic_sys_flag,
         }
     }
 }
+
+/// A map key borrowed from the body unless it has escapes.
+#[derive(Deserialize)]
+struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
 
 fn sixteen() -> i32 {
     16
@@ -189,9 +194,9 @@ fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<TopicTable, D::Error> 
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut topics = TopicTable::with_capacity(map.size_hint().unwrap_or(16));
-            while let Some((key, tc)) = map.next_entry::<String, Option<TopicConfigJson>>()? {
+            while let Some((key, tc)) = map.next_entry::<Key<'de>, Option<TopicConfigJson<'de>>>()? {
                 if let Some(tc) = tc {
-                    topics.push(&key, &tc.into());
+                    topics.push_parts(&key.0, tc.topic_name.as_deref(), tc.queue());
                 }
             }
             Ok(topics)

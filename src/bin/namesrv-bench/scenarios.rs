@@ -151,11 +151,12 @@ pub async fn register(addr: &str, shape: &Shape, rounds: usize) -> io::Result<Va
         let mut body_bytes = 0;
         for broker in brokers {
             let mut conn = Conn::connect(addr).await?;
-            body_bytes = workload::register_body(&broker, 1).len();
+            let template = workload::RegisterTemplate::new(&broker);
+            body_bytes = template.request(1).body.map_or(0, |b| b.len());
             tasks.push(tokio::task::spawn_local(async move {
                 let mut samples = Samples::default();
                 for round in 0..rounds {
-                    let answer = conn.call(workload::register_request(&broker, round as u64 + 1)).await?;
+                    let answer = conn.call(template.request(round as u64 + 1)).await?;
                     samples.record(answer.latency_us, answer.code == 0, 0);
                 }
                 Ok::<Samples, io::Error>(samples)
@@ -178,13 +179,19 @@ pub async fn storm(addr: &str, shape: &Shape, load: &Load, period_ms: u64) -> io
         let topics = Rc::new(workload::all_topics(&held.brokers));
         let stop = Instant::now() + Duration::from_secs_f64(load.warmup + load.duration);
         let mut stormers = Vec::new();
-        for broker in held.brokers.clone() {
+        let count = held.brokers.len().max(1) as u64;
+        for (i, broker) in held.brokers.clone().into_iter().enumerate() {
             let mut conn = Conn::connect(addr).await?;
+            let template = workload::RegisterTemplate::new(&broker);
+            // Brokers start at different times, so their periods are spread over the period
+            // rather than all firing in the same instant.
+            let offset = Duration::from_millis(period_ms * i as u64 / count);
             stormers.push(tokio::task::spawn_local(async move {
                 let mut samples = Samples::default();
                 let mut counter = 2;
+                tokio::time::sleep(offset).await;
                 while Instant::now() < stop {
-                    let answer = conn.call(workload::register_request(&broker, counter)).await?;
+                    let answer = conn.call(template.request(counter)).await?;
                     samples.record(answer.latency_us, answer.code == 0, 0);
                     counter += 1;
                     tokio::time::sleep(Duration::from_millis(period_ms)).await;
