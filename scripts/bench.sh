@@ -120,5 +120,5 @@ for round in $(seq "$ROUNDS"); do
     done
 done
 
-python3 "$ROOT/scripts/bench_report.py" "$RAW" "$ROOT/bench" "$*"
+python3 "$ROOT/scripts/bench_report.py" "$RAW" "$ROOT/bench" "ROUNDS=$ROUNDS DURATION=$DURATION${QUICK:+ QUICK=$QUICK}"
 log "wrote $ROOT/bench/results.md"

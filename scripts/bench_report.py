@@ -105,10 +105,12 @@ def main(raw, outdir, args):
              f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
              f"- machine: {machine()}",
              f"- commit measured: {os.environ.get('BENCH_COMMIT') or subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
-             f"- method: `scripts/bench.sh {args}`, {rounds} rounds, servers alternating A B per workload, each on a fresh process "
+             f"- method: `{args} scripts/bench.sh`, {rounds} rounds, servers alternating A B per workload, each on a fresh process "
              "pinned to core 0 (`taskset -c 0`), the load tool `namesrv-bench` pinned to core 1; figures are medians over rounds",
              "- workloads: RIP-29 shape = 4 clusters x 8 brokers, each cluster's brokers hosting the same 10,000 topics "
-             "(40,000 topics, 8 queues); route queries pick topics at random (fixed seed), 4 in flight per connection", "",
+             "(40,000 topics, 8 queues); route queries pick topics at random (fixed seed), 4 in flight per connection; "
+             "in the storm every broker re-registers its full table (changed dataVersion) every second, the brokers' "
+             "periods spread over the second", "",
              "| figure | namesrv | rocketmq-namesrv 1.0.0 | ratio (namesrv / peer) |", "|---|---:|---:|---:|"]
     for workload, path, label, lower in FIGURES:
         ours = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "namesrv"])
