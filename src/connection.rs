@@ -14,9 +14,15 @@ use tokio_util::codec::FramedRead;
 use tracing::{debug, warn};
 
 use crate::dispatch::Dispatcher;
-use crate::protocol::{CodecError, RemotingCodec, RemotingCommand, RequestCode};
+use crate::protocol::{CodecError, RemotingCodec, RemotingCommand, RequestCode, ResponseCode};
 use crate::registry::messages::{ConnId, ConnectionClosed};
 use crate::registry::RegistryHandle;
+
+/// Requests one connection may have in flight; past it requests get SYSTEM_BUSY.
+const MAX_IN_FLIGHT: usize = 4096;
+
+/// Java's remark for SYSTEM_BUSY.
+const SYSTEM_BUSY_REMARK: &str = "[OVERLOAD]system busy, start flow control for a while";
 
 /// One client or broker connection.
 pub struct Connection {
@@ -68,6 +74,20 @@ impl Connection {
                 opaque = request.opaque,
                 "dropping unexpected response frame"
             );
+            return;
+        }
+        if self.in_flight >= MAX_IN_FLIGHT {
+            // Java answers SYSTEM_BUSY when its executor queue is full; here the bound is per
+            // connection, so one client pipelining without limit cannot take the server's memory.
+            if !request.is_oneway() {
+                let busy = RemotingCommand::response(ResponseCode::SystemBusy, Some(SYSTEM_BUSY_REMARK.into()));
+                self.writer.write(RemotingCommand {
+                    opaque: request.opaque,
+                    serialize_type: request.serialize_type,
+                    ..busy
+                });
+            }
+            warn!(conn = self.id.0, peer = %self.peer, in_flight = self.in_flight, "system busy: request refused");
             return;
         }
         let code = request.code;

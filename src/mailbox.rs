@@ -113,11 +113,6 @@ impl<A: Actor> Mailbox<A> {
         self.queued.fetch_add(1, Ordering::Relaxed);
         self.addr.do_send(Queued(msg));
     }
-
-    /// Messages sent and not yet handled.
-    pub fn queued(&self) -> usize {
-        self.queued.load(Ordering::Relaxed)
-    }
 }
 
 /// Handles one queued request on `actor` and logs it at debug; used by every actor's handler.

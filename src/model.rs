@@ -220,13 +220,3 @@ impl TopicTable {
         self.entries.iter().map(move |e| TopicRef { key: slice(e.key), name: slice(e.name), queue: e.queue })
     }
 }
-
-impl<'a> FromIterator<(&'a str, &'a TopicConfig)> for TopicTable {
-    fn from_iter<I: IntoIterator<Item = (&'a str, &'a TopicConfig)>>(iter: I) -> Self {
-        let mut table = TopicTable::default();
-        for (key, config) in iter {
-            table.push(key, config);
-        }
-        table
-    }
-}

@@ -2,7 +2,7 @@
 
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::mailbox::ConnId;
-use crate::protocol::header::Fields;
+use crate::protocol::header::{Fields, HeaderError};
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
 use crate::registry::admin::UnitFilter;
 use crate::registry::messages::*;
@@ -43,7 +43,7 @@ impl Dispatcher {
         let cluster = f.optional("cluster").map(str::to_owned);
         match self.actors.registry.ask(GetTopicsByCluster { conn, cluster }).await?? {
             Some(body) => Ok(success().with_body(body)),
-            None => Err(f.required("cluster").unwrap_err().into()),
+            None => Err(HeaderError::Missing("cluster").into()),
         }
     }
 

@@ -1,12 +1,10 @@
 //! What brokers send: REGISTER_BROKER, UNREGISTER_BROKER, QUERY_DATA_VERSION, BROKER_HEARTBEAT
 //! and REGISTER_TOPIC_IN_NAMESRV.
 
-use serde::Deserialize;
-
 use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
 use crate::mailbox::ConnId;
-use crate::model::{DataVersion, QueueData};
-use crate::protocol::body::{decode_data_version, decode_register_body, parse_lenient, BodyError, RegisterBody};
+use crate::model::DataVersion;
+use crate::protocol::body::{decode_data_version, decode_register_body, decode_register_topic_body, RegisterBody};
 use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
 use crate::protocol::{ExtFields, RemotingCommand};
 use crate::registry::liveness::BrokerRef;
@@ -61,6 +59,8 @@ impl Dispatcher {
             Ok(decode_register_body(Some(&raw), compressed, version, limit)?)
         };
         if large && self.options.decode_large_bodies_off_thread {
+            // One large decode per core at a time: more would only queue threads and memory.
+            let _permit = self.large_decodes.acquire().await.map_err(|e| RequestError::Internal(e.to_string()))?;
             return tokio::task::spawn_blocking(decode).await.map_err(|e| RequestError::Internal(e.to_string()))?;
         }
         decode()
@@ -102,45 +102,10 @@ impl Dispatcher {
         let Some(body) = req.body.as_deref() else {
             return Ok(success());
         };
-        let route: RouteBodyJson = parse_lenient(body).map_err(BodyError::from)?;
-        let queues: Vec<(String, QueueData)> = route.queue_datas.into_iter().map(QueueDataJson::into_pair).collect();
+        let queues = decode_register_topic_body(body)?;
         if !queues.is_empty() {
             self.actors.registry.ask(RegisterTopic { conn, topic, queues }).await?;
         }
         Ok(success())
-    }
-}
-
-/// The part of a TopicRouteData body REGISTER_TOPIC_IN_NAMESRV uses.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RouteBodyJson {
-    #[serde(default)]
-    queue_datas: Vec<QueueDataJson>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct QueueDataJson {
-    broker_name: String,
-    #[serde(default)]
-    read_queue_nums: i32,
-    #[serde(default)]
-    write_queue_nums: i32,
-    #[serde(default)]
-    perm: i32,
-    #[serde(default, alias = "topicSynFlag")]
-    topic_sys_flag: i32,
-}
-
-impl QueueDataJson {
-    fn into_pair(self) -> (String, QueueData) {
-        let queue = QueueData {
-            read_queue_nums: self.read_queue_nums,
-            write_queue_nums: self.write_queue_nums,
-            perm: self.perm,
-            topic_sys_flag: self.topic_sys_flag,
-        };
-        (self.broker_name, queue)
     }
 }

@@ -122,6 +122,7 @@ pub struct Dispatcher {
     actors: Actors,
     options: Arc<DispatchOptions>,
     in_flight: Arc<AtomicUsize>,
+    large_decodes: Arc<tokio::sync::Semaphore>,
 }
 
 type Outcome = Result<RemotingCommand, RequestError>;
@@ -138,7 +139,13 @@ impl Drop for InFlight {
 impl Dispatcher {
     /// A dispatcher in front of `actors`.
     pub fn new(actors: Actors, options: DispatchOptions) -> Self {
-        Self { actors, options: Arc::new(options), in_flight: Arc::new(AtomicUsize::new(0)) }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            actors,
+            options: Arc::new(options),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            large_decodes: Arc::new(tokio::sync::Semaphore::new(cores)),
+        }
     }
 
     /// Requests being handled right now, across every connection.

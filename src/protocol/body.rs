@@ -89,6 +89,12 @@ pub fn decode_register_body(
     }
 }
 
+/// Parses a REGISTER_TOPIC_IN_NAMESRV body (a TopicRouteData) into (broker name, queues) pairs.
+pub fn decode_register_topic_body(body: &[u8]) -> Result<Vec<(String, QueueData)>, BodyError> {
+    let route: RouteBodyJson = parse_lenient(body)?;
+    Ok(route.queue_datas.into_iter().map(QueueDataJson::into_pair).collect())
+}
+
 /// Parses a DataVersion body (QUERY_DATA_VERSION).
 pub fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
     Ok(parse_lenient(body)?)
@@ -224,6 +230,40 @@ pub fn int_key_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<i64, i64>
         .into_iter()
         .map(|(k, v)| k.trim().parse().map(|k| (k, v)).map_err(de::Error::custom))
         .collect()
+}
+
+/// The part of a TopicRouteData body REGISTER_TOPIC_IN_NAMESRV uses.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RouteBodyJson {
+    #[serde(default)]
+    queue_datas: Vec<QueueDataJson>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueueDataJson {
+    broker_name: String,
+    #[serde(default)]
+    read_queue_nums: i32,
+    #[serde(default)]
+    write_queue_nums: i32,
+    #[serde(default)]
+    perm: i32,
+    #[serde(default, alias = "topicSynFlag")]
+    topic_sys_flag: i32,
+}
+
+impl QueueDataJson {
+    fn into_pair(self) -> (String, QueueData) {
+        let queue = QueueData {
+            read_queue_nums: self.read_queue_nums,
+            write_queue_nums: self.write_queue_nums,
+            perm: self.perm,
+            topic_sys_flag: self.topic_sys_flag,
+        };
+        (self.broker_name, queue)
+    }
 }
 
 #[cfg(test)]

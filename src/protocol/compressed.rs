@@ -13,7 +13,7 @@ use crate::model::{TopicConfig, TopicQueueMappingInfo, TopicTable};
 fn inflate(body: &[u8], limit: usize) -> Result<Vec<u8>, BodyError> {
     let looks_zlib = body.len() >= 2 && body[0] & 0x0F == 8 && (u16::from(body[0]) << 8 | u16::from(body[1])) % 31 == 0;
     let read_all = |reader: &mut dyn Read| -> Result<Vec<u8>, BodyError> {
-        let mut out = Vec::with_capacity(body.len() * 4);
+        let mut out = Vec::with_capacity(body.len().saturating_mul(4).min(limit));
         reader.take(limit as u64 + 1).read_to_end(&mut out).map_err(BodyError::Inflate)?;
         if out.len() > limit {
             return Err(BodyError::InflatedTooLarge { limit });

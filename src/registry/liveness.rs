@@ -3,7 +3,7 @@
 
 use super::messages::ConnId;
 use super::tables::{LiveKey, MinBrokerIdChange, RouteTables};
-use crate::model::{DataVersion, MASTER_ID, PERM_WRITE};
+use crate::model::{DataVersion, MASTER_ID};
 
 /// Identifies one broker instance to remove.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ impl RouteTables {
         let key = (b.cluster.clone(), b.addr.clone());
         let was_live = self.live.remove(&key).is_some();
         if self.filter_servers.remove(&key).is_some() {
-            self.touch_broker(&b.broker_name);
+            self.touch_addr(&b.cluster, &b.addr);
         }
         let mut was_listed = false;
         let mut group_empty = false;
@@ -81,9 +81,7 @@ impl RouteTables {
         };
         let master_gone = group.min_id().is_none_or(|id| id > MASTER_ID);
         if group.enable_acting_master && master_gone {
-            for topic in self.topics_of(broker) {
-                self.update_perm(&topic, broker, |perm| perm & !PERM_WRITE);
-            }
+            self.wipe_write_perm(broker);
         }
     }
 

@@ -127,7 +127,7 @@ impl RouteTables {
             let others_only = group.broker_addrs.len() > 1;
             self.outbox.push(MinBrokerIdChange::for_group(group, others_only, None, Some(reg.ha_server_addr.clone())));
         }
-        if *group != before {
+        if register_first || *group != before {
             self.touch_broker(&reg.broker_name);
         }
         if stale {
@@ -148,7 +148,7 @@ impl RouteTables {
             self.filter_servers.insert(live_key, list.clone())
         };
         if previous.unwrap_or_default() != *list {
-            self.touch_broker(&reg.broker_name);
+            self.touch_addr(&reg.cluster, &reg.addr);
         }
     }
 

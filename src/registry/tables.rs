@@ -186,6 +186,20 @@ impl RouteTables {
         self.cluster_info = None;
     }
 
+    /// Drops the cached bodies of every group of `cluster` that lists `addr`: filter servers are
+    /// keyed by (cluster, addr), and groups may share an address.
+    pub(super) fn touch_addr(&mut self, cluster: &str, addr: &str) {
+        let listing: Vec<String> = self
+            .brokers
+            .values()
+            .filter(|b| b.cluster == cluster && b.broker_addrs.values().any(|a| a == addr))
+            .map(|b| b.broker_name.clone())
+            .collect();
+        for name in listing {
+            self.touch_broker(&name);
+        }
+    }
+
     /// Drops the cached cluster info after a cluster-table change.
     pub(super) fn touch_clusters(&mut self) {
         self.cluster_info = None;
@@ -245,21 +259,6 @@ impl RouteTables {
             .values()
             .filter(|b| b.cluster == cluster)
             .find_map(|b| b.broker_addrs.iter().find(|(_, a)| *a == addr).map(|(id, _)| (b.broker_name.clone(), *id)))
-    }
-
-    /// A broker group, if known.
-    pub fn broker_data(&self, broker: &str) -> Option<&BrokerData> {
-        self.brokers.get(broker)
-    }
-
-    /// A broker's queue data for a topic, if any.
-    pub fn queue_data(&self, topic: &str, broker: &str) -> Option<&QueueData> {
-        self.topic_queues.get(topic).and_then(|q| q.get(broker))
-    }
-
-    /// The liveness entry of a broker instance, if any.
-    pub fn live_broker(&self, cluster: &str, addr: &str) -> Option<&LiveBroker> {
-        self.live.get(&(cluster.to_owned(), addr.to_owned()))
     }
 
     /// Counts for logs: (topics, broker groups, live brokers).

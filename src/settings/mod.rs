@@ -156,7 +156,7 @@ impl Default for Settings {
             broker_timeout_ms: 120_000,
             idle_timeout_secs: 120,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-            max_inflated_body_bytes: 256 * 1024 * 1024,
+            max_inflated_body_bytes: 64 * 1024 * 1024,
             response_serialize_type: "request".into(),
             response_version: crate::protocol::code::version::V5_3_3,
             delete_topic_with_broker_registration: false,
@@ -222,6 +222,9 @@ impl Settings {
         }
         if !["auto", "blocking", "inline"].contains(&self.large_body_decode.to_ascii_lowercase().as_str()) {
             return invalid("large_body_decode", "must be auto, blocking or inline");
+        }
+        if !(1024..=(i32::MAX as usize)).contains(&self.max_inflated_body_bytes) {
+            return invalid("max_inflated_body_bytes", "must be between 1024 and 2147483647");
         }
         if self.response_serialization().is_none() {
             return invalid("response_serialize_type", "must be request, json or rocketmq");
