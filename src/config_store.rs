@@ -1,20 +1,25 @@
-//! The runtime configuration (spec §2.3.19–2.3.20): the `ConfigStore` actor owns the effective
-//! settings, answers GET_NAMESRV_CONFIG, and applies UPDATE_NAMESRV_CONFIG — refusing
-//! blacklisted keys, persisting the result atomically, and pushing runtime keys to the registry.
+//! The runtime configuration (Java's `NamesrvConfig`, `NettyServerConfig`): the `ConfigStore` actor owns the effective
+//! settings, answers GET_NAMESRV_CONFIG, applies UPDATE_NAMESRV_CONFIG — refusing blacklisted
+//! keys, persisting the changed keys atomically where the next start reads them, and pushing
+//! runtime keys to the registry — and reloads the config layers on SIGHUP (`ReloadConfig`).
 
+use std::net::SocketAddr;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use actix::prelude::*;
 use thiserror::Error;
-use tracing::info;
+use tracing::{error, info, warn};
 
-use crate::mailbox::{Apply, ConnId, Mailbox};
+use crate::mailbox::{Apply, ConnId, Mailbox, Timings};
+use crate::metrics::Metrics;
 use crate::persist::write_atomically;
 use crate::registry::messages::ApplyOptions;
 use crate::registry::options::RegistryOptions;
 use crate::registry::RegistryHandle;
-use crate::settings::{properties, Settings, UpdateError};
+use crate::settings::{
+    canonical_key, properties, updated_store_text, Changed, PersistError, Settings, SettingsError, Sources, UpdateError,
+};
 use crate::{logged_handler, request};
 
 /// Why an update was not applied.
@@ -26,13 +31,22 @@ pub enum ConfigError {
     /// The new settings could not be made durable; nothing changed.
     #[error("cannot write config store {path}: {error}")]
     Write { path: String, error: std::io::Error },
+    /// The config store file holds something that cannot be kept; nothing changed.
+    #[error(transparent)]
+    Store(#[from] PersistError),
 }
 
 /// The configuration actor.
 pub struct ConfigStore {
     settings: Settings,
+    /// The layers to read again on `ReloadConfig` (none for a server started from settings).
+    sources: Option<Sources>,
     registry: RegistryHandle,
     queued: Arc<AtomicUsize>,
+    /// Handling time per message type.
+    timings: Timings,
+    /// Counts accepted and refused updates.
+    metrics: Option<Arc<Metrics>>,
 }
 
 /// The config store's address, counting queued messages.
@@ -40,9 +54,15 @@ pub type ConfigHandle = Mailbox<ConfigStore>;
 
 impl ConfigStore {
     /// Starts the actor on the given arbiter (disk writes stay off the registry's thread).
-    pub fn start(settings: Settings, registry: RegistryHandle, arbiter: &ArbiterHandle) -> ConfigHandle {
-        let queued = Arc::new(AtomicUsize::new(0));
-        let store = ConfigStore { settings, registry, queued: queued.clone() };
+    pub fn start(
+        settings: Settings,
+        sources: Option<Sources>,
+        registry: RegistryHandle,
+        arbiter: &ArbiterHandle,
+        metrics: Option<Arc<Metrics>>,
+    ) -> ConfigHandle {
+        let (queued, timings) = Timings::watched("config", metrics.clone());
+        let store = ConfigStore { settings, sources, registry, queued: queued.clone(), timings, metrics };
         Mailbox::new(ConfigStore::start_in_arbiter(arbiter, |_| store), queued)
     }
 }
@@ -58,7 +78,7 @@ logged_handler!(ConfigStore, "config");
 pub struct GetConfig {
     pub conn: ConnId,
 }
-request!(GetConfig, String);
+request!(GetConfig, String, query);
 
 impl Apply<ConfigStore> for GetConfig {
     fn apply(self, store: &mut ConfigStore) -> String {
@@ -66,24 +86,109 @@ impl Apply<ConfigStore> for GetConfig {
     }
 }
 
-/// UPDATE_NAMESRV_CONFIG with its parsed properties.
+/// UPDATE_NAMESRV_CONFIG with its parsed properties, from `peer`.
 #[derive(Debug)]
 pub struct UpdateConfig {
     pub conn: ConnId,
+    pub peer: SocketAddr,
     pub changes: Vec<(String, String)>,
 }
 request!(UpdateConfig, Result<(), ConfigError>);
 
 impl Apply<ConfigStore> for UpdateConfig {
     fn apply(self, store: &mut ConfigStore) -> Result<(), ConfigError> {
-        let updated = store.settings.with_updates(&self.changes)?;
-        let text = properties::write(&updated.java_view());
+        let result = store.update(&self.changes);
+        if let Some(m) = &store.metrics {
+            m.config_update(result.is_ok());
+        }
+        match &result {
+            Ok(changed) => {
+                for c in changed {
+                    info!(peer = %self.peer, key = %c.key, old = %c.old, new = %c.new, "config updated");
+                }
+            }
+            Err(error) => warn!(peer = %self.peer, %error, "config update refused"),
+        }
+        result.map(|_| ())
+    }
+}
+
+impl ConfigStore {
+    /// Applies `changes` and persists the changed keys over what the config store file holds
+    /// (a layer read at start-up over the config files); nothing changes unless all can.
+    fn update(&mut self, changes: &[(String, String)]) -> Result<Vec<Changed>, ConfigError> {
+        let (updated, changed) = self.settings.with_updates(changes)?;
+        let values = updated.values();
+        let value_of = |key: &str| values.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default();
+        let persisted: Vec<(String, String)> = changed
+            .iter()
+            .map(|c| canonical_key(&c.key))
+            .map(|key| {
+                let value = value_of(&key);
+                (key, value)
+            })
+            .collect();
         let path = &updated.config_store_path;
-        write_atomically(path.as_ref(), text.as_bytes())
-            .map_err(|error| ConfigError::Write { path: path.clone(), error })?;
-        info!(keys = ?self.changes.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), path = %path, "config updated");
-        store.registry.tell(ApplyOptions { conn: self.conn, options: RegistryOptions::from(&updated) });
-        store.settings = updated;
-        Ok(())
+        if !persisted.is_empty() {
+            let text = updated_store_text(path.as_ref(), &persisted)?;
+            write_atomically(path.as_ref(), text.as_bytes()).map_err(|error| {
+                error!(path = %path, %error, "cannot persist the config update; refused");
+                ConfigError::Write { path: path.clone(), error }
+            })?;
+        }
+        self.registry.tell(ApplyOptions { conn: ConnId(0), options: RegistryOptions::from(&updated) });
+        self.settings = updated;
+        Ok(changed)
+    }
+}
+
+/// SIGHUP: read the config layers again, apply the runtime keys that changed and log those that
+/// need a restart. A layer that no longer loads changes nothing.
+#[derive(Debug)]
+pub struct ReloadConfig {
+    pub conn: ConnId,
+}
+request!(ReloadConfig, Result<Reloaded, SettingsError>);
+
+/// What a reload changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Reloaded {
+    /// Runtime keys now in effect with their new value.
+    pub applied: Vec<String>,
+    /// Keys whose new value waits for a restart.
+    pub needs_restart: Vec<String>,
+}
+
+impl Apply<ConfigStore> for ReloadConfig {
+    fn apply(self, store: &mut ConfigStore) -> Result<Reloaded, SettingsError> {
+        let Some(sources) = &store.sources else {
+            warn!("reload requested, but these settings were not loaded from config sources");
+            return Ok(Reloaded::default());
+        };
+        let mut reloaded = sources.load().inspect_err(|e| error!(error = %e, "reload failed; settings unchanged"))?;
+        if reloaded.listen_port == 0 {
+            // 0 asks for any port: the one bound is still what was asked for.
+            reloaded.listen_port = store.settings.listen_port;
+        }
+        let before = store.settings.values();
+        let mut next = store.settings.clone();
+        let mut report = Reloaded::default();
+        for (key, value) in reloaded.values() {
+            let Some((_, old)) = before.iter().find(|(k, v)| *k == key && *v != value) else { continue };
+            // A key is runtime when changing it alone changes what the registry is told.
+            let probe = store.settings.with_values(&[(key.clone(), value.clone())])?;
+            if RegistryOptions::from(&probe) != RegistryOptions::from(&store.settings) {
+                info!(key = %key, old = %old, new = %value, "setting reloaded");
+                next = next.with_values(&[(key.clone(), value)])?;
+                report.applied.push(key);
+            } else {
+                warn!(key = %key, old = %old, new = %value, "changed setting needs a restart");
+                report.needs_restart.push(key);
+            }
+        }
+        info!(applied = report.applied.len(), needs_restart = report.needs_restart.len(), "config reloaded");
+        store.registry.tell(ApplyOptions { conn: self.conn, options: RegistryOptions::from(&next) });
+        store.settings = next;
+        Ok(report)
     }
 }

@@ -2,27 +2,55 @@
 //!
 //! # Layout
 //! - [`protocol`]: framing (`codec`), headers (`header_json`, `header_binary`, typed `header`),
-//!   codes, JSON output styles (`json`) and request bodies (`body`, `lenient`). No I/O, no state.
+//!   codes, JSON output styles (`json`), request bodies (`body`, `compressed`, `register_body`,
+//!   `lenient`), response bodies (`response_body`) and the session-credential signature
+//!   (`acl_signature`). No I/O, no state.
 //! - [`model`]: route values shared by bodies and tables (QueueData, BrokerData, DataVersion).
-//! - [`registry`]: the `RouteRegistry` actor owning every route table (`tables`), registration
-//!   (`register`), removal and heartbeats (`liveness`), and encoded responses (`view`).
-//! - [`dispatch`]: request → registry message → response, with every error mapped to a code.
-//! - [`connection`]: the per-socket actor; [`server`]: bind and accept.
-//! - [`kv`]: the KV config store actor; [`config_store`]: runtime configuration actor;
-//!   [`persist`]: crash-safe file writes; [`notifier`]: outbound NOTIFY_MIN_BROKER_ID_CHANGE.
+//! - [`registry`]: the `RouteRegistry` actor owning every route table (`tables`, which alone
+//!   changes them and keeps the cached bodies right), liveness entries (`live`), registration
+//!   (`register`), removal and heartbeats (`liveness`), admin changes (`admin`), and what a
+//!   route query sees (`view`, `cache`).
+//! - [`dispatch`]: request → registry message → response, with every error mapped to a code,
+//!   and the limits on what a peer may store (`limits`).
+//! - [`connection`]: the per-socket actor (`frames`: admission of frames, `flow`: back-pressure,
+//!   `writer`: its writing half); [`io_pool`]: the threads connections run on; [`server`]:
+//!   start-up, accept and shutdown; [`listen`]: sockets.
+//! - [`metrics`]: every exported figure; [`http`]: the HTTP endpoint (metrics, probes, address
+//!   server, status page and its API); [`observe`]: starting it, sampling and the summary log.
+//! - [`kv`]: the KV config store actor and its journaled file; [`config_store`]: runtime
+//!   configuration actor; [`persist`]: crash-safe file writes; [`notifier`]: outbound
+//!   NOTIFY_MIN_BROKER_ID_CHANGE.
 //! - [`mailbox`]: typed, counted, logged actor requests shared by every actor.
-//! - [`settings`]: layered configuration (TOML or Java properties).
+//! - [`settings`]: layered configuration (TOML or Java properties, environment, flags), parsed
+//!   once into types; [`preflight`]: what `--check-config` checks beyond the settings.
+//!
+//! Imports run downward only, through these layers (a module may use its own layer and those
+//! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
+//! `acl`, `tls` → `kv`, `config_store` → `registry` → `notifier` → `mailbox`, `listen`,
+//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist` → `settings` → `protocol` → `model`.
+//! `scripts/check-structure.py` checks the layers and that no two files import each other in a
+//! circle.
 #![forbid(unsafe_code)]
 
+pub mod acl;
 pub mod config_store;
 pub mod connection;
 pub mod dispatch;
+pub mod filewatch;
+pub mod http;
+pub mod io_pool;
 pub mod kv;
+pub mod listen;
 pub mod mailbox;
+pub mod metrics;
 pub mod model;
 pub mod notifier;
+pub mod observe;
 pub mod persist;
+pub mod preflight;
 pub mod protocol;
+pub mod ratelog;
 pub mod registry;
 pub mod server;
 pub mod settings;
+pub mod tls;

@@ -1,27 +1,46 @@
-//! The `namesrv` binary: command line, logging, settings, then serve until Ctrl-C / SIGTERM.
+//! The `namesrv` binary: command line, logging, settings, then serve until Ctrl-C / SIGTERM,
+//! reloading the configuration on SIGHUP.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use tracing::{error, info};
+use tokio::sync::mpsc;
+use tracing::{error, info, warn};
 use tracing_subscriber::EnvFilter;
 
-use namesrv::server;
-use namesrv::settings::{Settings, DEFAULT_CONFIG_FILE};
+use namesrv::settings::addr::split_host_port;
+use namesrv::settings::sources::{DEFAULTS_FILE_NAME, DEFAULT_CONFIG_DIR, ENV_PREFIX};
+use namesrv::settings::{ConfigFormat, LogFormat, PrintFormat, Settings, Sources};
+use namesrv::{preflight, server};
 
 /// A wire-compatible Apache RocketMQ NameServer.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(version, about, args_override_self = true)]
 struct Cli {
-    /// Config file (TOML) applied over config/default.toml.
-    #[arg(short = 'c', long = "config")]
+    /// Config file, TOML or Java properties (a Java NameServer's namesrv.conf as it is).
+    #[arg(short = 'c', long = "config", alias = "configFile")]
     config: Option<PathBuf>,
+    /// How to read the -c file; auto: by extension (.toml, .properties), else by content.
+    #[arg(long, value_name = "auto|toml|properties", default_value = "auto")]
+    config_format: ConfigFormat,
+    /// Directory of the defaults file, default.toml (read when present; never the working directory).
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_CONFIG_DIR)]
+    config_dir: PathBuf,
     /// Print the effective configuration and exit.
-    #[arg(short = 'p', long = "print-config")]
+    #[arg(short = 'p', long = "print-config", alias = "printConfigItem")]
     print_config: bool,
-    /// Listen address, e.g. 127.0.0.1:9876.
+    /// Java's `mqnamesrv -n`: accepted and unused there, accepted and ignored here.
+    #[arg(short = 'n', long = "namesrvAddr", hide = true)]
+    namesrv_addr: Option<String>,
+    /// Format of -p: toml (our keys), or properties (Java's names, to diff with a Java NameServer's -p).
+    #[arg(long, value_name = "toml|properties", default_value = "toml", requires = "print_config")]
+    format: PrintFormat,
+    /// Load and check everything (settings, listen address, state directory, KV file), then exit 0 or 1.
+    #[arg(long)]
+    check_config: bool,
+    /// Listen address, e.g. 127.0.0.1:9876, [::]:9876, [::1]:9876.
     #[arg(long)]
     listen: Option<String>,
     /// Broker expiry scan period in ms.
@@ -37,9 +56,9 @@ impl Cli {
     fn overrides(&self) -> Result<Vec<(String, String)>, String> {
         let mut out = Vec::new();
         if let Some(listen) = &self.listen {
-            let (host, port) = listen.rsplit_once(':').ok_or(format!("--listen needs HOST:PORT, got {listen}"))?;
-            out.push(("bind_address".into(), host.trim_matches(['[', ']']).to_owned()));
-            out.push(("listen_port".into(), port.to_owned()));
+            let (host, port) = split_host_port(listen).map_err(|e| format!("--listen: {e}"))?;
+            out.push(("bind_address".into(), host));
+            out.push(("listen_port".into(), port.to_string()));
         }
         if let Some(ms) = self.scan_interval_ms {
             out.push(("scan_interval_ms".into(), ms.to_string()));
@@ -50,34 +69,88 @@ impl Cli {
         }
         Ok(out)
     }
+
+    /// Where the settings come from.
+    fn sources(&self) -> Result<Sources, String> {
+        Ok(Sources {
+            defaults_file: Some(self.config_dir.join(DEFAULTS_FILE_NAME)),
+            config_file: self.config.clone(),
+            config_format: self.config_format,
+            env_prefix: ENV_PREFIX.to_owned(),
+            overrides: self.overrides()?,
+        })
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
-        .init();
-    let settings = match cli.overrides().map_err(|e| e.to_string()).and_then(|o| {
-        Settings::load(Some(DEFAULT_CONFIG_FILE.as_ref()), cli.config.as_deref(), "NAMESRV", &o)
-            .map_err(|e| e.to_string())
-    }) {
-        Ok(s) => s,
+    init_logging(&cli);
+    if let Some(addr) = &cli.namesrv_addr {
+        warn!(namesrv_addr = %addr, "ignoring -n: Java's NamesrvStartup accepts it and does not use it either");
+    }
+    let loaded = cli.sources().and_then(|sources| Ok((sources.load().map_err(|e| e.to_string())?, sources)));
+    let (settings, sources) = match loaded {
+        Ok(loaded) => loaded,
         Err(e) => {
             error!(error = %e, "cannot load settings");
-            return ExitCode::from(2);
+            return ExitCode::from(if cli.check_config { 1 } else { 2 });
         }
     };
     if cli.print_config {
-        print!("{}", settings.to_toml_lines());
+        match cli.format {
+            PrintFormat::Toml => print!("{}", settings.to_toml_lines()),
+            PrintFormat::Properties => print!("{}", settings.to_properties_lines()),
+        }
         return ExitCode::SUCCESS;
     }
+    if cli.check_config {
+        return check_config(&settings);
+    }
     info!(settings = ?settings, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
+    run(settings, sources)
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`), as text or JSON lines as the
+/// `log_format` setting says. The settings are read once quietly first to learn it; their
+/// warnings are logged when they are read for real.
+fn init_logging(cli: &Cli) {
+    let quiet = tracing::subscriber::NoSubscriber::default();
+    let format = tracing::subscriber::with_default(quiet, || cli.sources().ok().and_then(|s| s.load().ok()))
+        .map_or(LogFormat::Text, |s| s.log_format);
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    match format {
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+    }
+}
+
+/// `--check-config`: exit 0 when everything start-up checks passes, 1 otherwise.
+fn check_config(settings: &Settings) -> ExitCode {
+    match preflight::check(settings) {
+        Ok(report) => {
+            for line in report {
+                println!("{line}");
+            }
+            println!("configuration OK");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            error!(error = %e, "configuration check failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Serves until Ctrl-C or SIGTERM; SIGHUP reloads.
+fn run(settings: Settings, sources: Sources) -> ExitCode {
     let system = actix::System::new();
     let result = system.block_on(async move {
         let listener = server::bind(&settings).map_err(server::ServeError::from)?;
-        server::serve(settings, listener, shutdown_signal()).await
+        let (tx, requests) = mpsc::channel(1);
+        reload_on_sighup(tx);
+        let reload = server::Reload { sources, requests };
+        server::serve_with(settings, listener, shutdown_signal(), Some(reload), None).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -86,6 +159,27 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Sends one reload request per SIGHUP (instead of the default action, which ends the
+/// process); requests arriving while one is pending fold into it. The handler is installed
+/// before this returns, so a SIGHUP after the `listening` line never kills the process.
+fn reload_on_sighup(tx: mpsc::Sender<()>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hup = match signal(SignalKind::hangup()) {
+            Ok(hup) => hup,
+            Err(e) => return error!(error = %e, "cannot handle SIGHUP: reload by signal is off"),
+        };
+        actix::spawn(async move {
+            while hup.recv().await.is_some() {
+                let _ = tx.try_send(());
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    drop(tx);
 }
 
 /// Completes on Ctrl-C or SIGTERM.

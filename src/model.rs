@@ -1,8 +1,8 @@
-//! Plain RocketMQ route values shared by the wire bodies and the registry (spec §3).
+//! Plain RocketMQ route values shared by the wire bodies and the registry (Java's `QueueData`,
+//! `BrokerData`, `DataVersion`, `TopicConfig`, `TopicQueueMappingInfo`). No wire format here:
+//! reading and writing them is `protocol`'s job.
 
 use std::collections::BTreeMap;
-
-use serde::Deserialize;
 
 /// Permission bit: clients may write (send) to the queues.
 pub const PERM_WRITE: i32 = 2;
@@ -12,31 +12,17 @@ pub const PERM_READ: i32 = 4;
 pub const MASTER_ID: i64 = 0;
 
 /// A broker's topic-config version; equality of all three fields is all the NameServer tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DataVersion {
     /// Bumped on every topic-config change.
-    #[serde(deserialize_with = "crate::protocol::body::lenient_i64")]
     pub counter: i64,
     /// Master/slave-switch generation (5.x); missing in 4.x bodies.
-    #[serde(deserialize_with = "crate::protocol::body::lenient_i64")]
     pub state_version: i64,
     /// Time of the last change, in ms.
-    #[serde(deserialize_with = "crate::protocol::body::lenient_i64")]
     pub timestamp: i64,
 }
 
-impl DataVersion {
-    /// The JSON Java writes for a DataVersion (fields in alphabetical order).
-    pub fn to_json(&self) -> String {
-        format!(
-            "{{\"counter\":{},\"stateVersion\":{},\"timestamp\":{}}}",
-            self.counter, self.state_version, self.timestamp
-        )
-    }
-}
-
-/// The part of a broker's TopicConfig the NameServer uses to build queue data (spec §3.11).
+/// The part of a broker's TopicConfig the NameServer uses to build queue data (Java's `TopicConfig`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicConfig {
     /// Topic name; `None` when the body left it out (the map key is used then).
@@ -57,7 +43,7 @@ impl Default for TopicConfig {
     }
 }
 
-/// One broker group's queues for a topic (spec §3.1); the broker name is the map key around it.
+/// One broker group's queues for a topic (Java's `QueueData`); the broker name is the map key around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueData {
     /// Readable queues.
@@ -81,7 +67,7 @@ impl From<&TopicConfig> for QueueData {
     }
 }
 
-/// One broker group: its cluster and the address of each member by broker id (spec §3.2).
+/// One broker group: its cluster and the address of each member by broker id (Java's `BrokerData`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerData {
     /// Cluster name, fixed when the group is first seen.
@@ -114,9 +100,8 @@ impl BrokerData {
     }
 }
 
-/// Static-topic queue mapping of one hosting broker (spec §3.10).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+/// Static-topic queue mapping of one hosting broker (Java's `TopicQueueMappingInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicQueueMappingInfo {
     /// Topic name.
     pub topic: String,
@@ -131,7 +116,6 @@ pub struct TopicQueueMappingInfo {
     /// Whether the mapping is dirty.
     pub dirty: bool,
     /// Global queue id to local queue id.
-    #[serde(deserialize_with = "crate::protocol::body::int_key_map")]
     pub curr_id_map: BTreeMap<i64, i64>,
 }
 
@@ -211,6 +195,24 @@ impl TopicTable {
     /// True when there are no topics.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Keeps only the topics whose name passes `keep`; returns how many were left out and the
+    /// first name left out. Names stay in the buffer (it is freed with the table).
+    pub fn retain_names(&mut self, mut keep: impl FnMut(&str) -> bool) -> (usize, Option<String>) {
+        let text = &self.text;
+        let slice = |(start, len): (u32, u32)| &text[start as usize..(start + len) as usize];
+        let mut first_dropped = None;
+        let before = self.entries.len();
+        self.entries.retain(|e| {
+            let name = slice(e.name);
+            let kept = keep(name);
+            if !kept && first_dropped.is_none() {
+                first_dropped = Some(name.chars().take(64).collect());
+            }
+            kept
+        });
+        (before - self.entries.len(), first_dropped)
     }
 
     /// The topics in body order.

@@ -1,5 +1,5 @@
 //! The `Notifier` actor: the NameServer's only outbound request, NOTIFY_MIN_BROKER_ID_CHANGE
-//! (905, oneway, spec §5.12), sent over short-lived connections to broker addresses. Sending
+//! (905, oneway), sent over short-lived connections to broker addresses. Sending
 //! happens in spawned tasks with a 300 ms budget, so nothing ever waits on a broker.
 
 use std::sync::atomic::AtomicUsize;
@@ -12,20 +12,58 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tracing::{debug, info};
 
-use crate::mailbox::{Apply, ConnId, Mailbox};
+use crate::mailbox::{Apply, ConnId, Mailbox, Timings};
+use crate::metrics::Metrics;
+use crate::model::BrokerData;
 use crate::protocol::codec::encode_frame;
 use crate::protocol::command::FLAG_ONEWAY;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
-use crate::registry::tables::MinBrokerIdChange;
 use crate::{logged_handler, request};
 
 /// Java's send timeout for this notification.
 const SEND_TIMEOUT: Duration = Duration::from_millis(300);
 
+/// A NOTIFY_MIN_BROKER_ID_CHANGE to send: the registry decides it, the notifier delivers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MinBrokerIdChange {
+    /// Addresses to send it to.
+    pub targets: Vec<String>,
+    /// The group's lowest broker id now.
+    pub min_broker_id: i64,
+    /// The address of that member.
+    pub min_broker_addr: String,
+    /// The member that went away, when one did.
+    pub offline_broker_addr: Option<String>,
+    /// The HA address of the member that joined, when one did.
+    pub ha_broker_addr: Option<String>,
+}
+
+impl MinBrokerIdChange {
+    /// The notification for `group`, whose lowest id just changed; with `others_only` the new
+    /// minimum itself is left out of the targets (Java's `notifyMinBrokerIdChanged`).
+    pub fn for_group(
+        group: &BrokerData,
+        others_only: bool,
+        offline_broker_addr: Option<String>,
+        ha_broker_addr: Option<String>,
+    ) -> Self {
+        let (min_broker_id, min_broker_addr) =
+            group.broker_addrs.iter().next().map(|(id, addr)| (*id, addr.clone())).unwrap_or_default();
+        let targets =
+            group.broker_addrs.values().filter(|addr| !others_only || **addr != min_broker_addr).cloned().collect();
+        Self { targets, min_broker_id, min_broker_addr, offline_broker_addr, ha_broker_addr }
+    }
+}
+
 /// The outbound notification actor.
 pub struct Notifier {
+    /// Messages sent to this actor and not yet handled.
     queued: Arc<AtomicUsize>,
+    /// Handling time per message type.
+    timings: Timings,
+    /// The opaque of the last notification sent.
     next_opaque: i32,
+    /// The MQVersion stamped on notifications.
     version: i32,
 }
 
@@ -34,9 +72,9 @@ pub type NotifierHandle = Mailbox<Notifier>;
 
 impl Notifier {
     /// Starts the notifier on the current arbiter; `version` is stamped on its requests.
-    pub fn start(version: i32) -> NotifierHandle {
-        let queued = Arc::new(AtomicUsize::new(0));
-        let notifier = Notifier { queued: queued.clone(), next_opaque: 0, version };
+    pub fn start(version: i32, metrics: Option<Arc<Metrics>>) -> NotifierHandle {
+        let (queued, timings) = Timings::watched("notifier", metrics);
+        let notifier = Notifier { queued: queued.clone(), timings, next_opaque: 0, version };
         Mailbox::new(Actor::start(notifier), queued)
     }
 }
@@ -59,7 +97,7 @@ impl Apply<Notifier> for SendMinBrokerIdChange {
     fn apply(self, notifier: &mut Notifier) {
         let c = self.change;
         let mut ext = ExtFields::new()
-            .with("minBrokerId", c.min_broker_id.to_string())
+            .with("minBrokerId", itoa::Buffer::new().format(c.min_broker_id))
             .with("minBrokerAddr", c.min_broker_addr.clone());
         if let Some(offline) = &c.offline_broker_addr {
             ext.insert("offlineBrokerAddr", offline);
@@ -80,7 +118,7 @@ impl Apply<Notifier> for SendMinBrokerIdChange {
             }
             actix::spawn(async move {
                 let send = async {
-                    let mut stream = TcpStream::connect(&target).await?;
+                    let mut stream = TcpStream::connect(connect_target(&target)).await?;
                     stream.write_all(&frame).await?;
                     stream.shutdown().await
                 };
@@ -91,5 +129,29 @@ impl Apply<Notifier> for SendMinBrokerIdChange {
                 }
             });
         }
+    }
+}
+
+/// A broker address as a connect target. Brokers with IPv6 addresses register them either
+/// bracketed (`[fd00::5]:10911`) or, as Java's `brokerIP1 + ":" + port` gives, bare
+/// (`fd00:0:0:0:0:0:0:5:10911`), which Java's `NetworkUtil.string2SocketAddress` splits at the
+/// last colon; the bare form gets its brackets here.
+fn connect_target(addr: &str) -> String {
+    match addr.rsplit_once(':') {
+        Some((host, port)) if host.contains(':') && !host.starts_with('[') => format!("[{host}]:{port}"),
+        _ => addr.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv6_broker_addresses_are_connect_targets_bracketed_or_bare() {
+        assert_eq!(connect_target("[fd00::5]:10911"), "[fd00::5]:10911");
+        assert_eq!(connect_target("fd00:0:0:0:0:0:0:5:10911"), "[fd00:0:0:0:0:0:0:5]:10911");
+        assert_eq!(connect_target("10.0.0.1:10911"), "10.0.0.1:10911");
+        assert_eq!(connect_target("broker-0.broker:10911"), "broker-0.broker:10911");
     }
 }

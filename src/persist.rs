@@ -24,7 +24,8 @@ fn write_synced(path: &Path, content: &[u8]) -> io::Result<()> {
     file.sync_all()
 }
 
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
+/// `path` with `suffix` appended to its file name (`kvConfig.json` -> `kvConfig.json.bak`).
+pub fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(suffix);
     path.with_file_name(name)

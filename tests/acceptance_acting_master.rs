@@ -1,4 +1,4 @@
-//! The Java namesrv suite §9.3 (RouteInfoManagerNewTest, supportActingMaster=true) restated as
+//! The Java namesrv suite RouteInfoManagerNewTest (supportActingMaster=true) restated as
 //! black-box checks over real TCP.
 
 mod common;
@@ -14,7 +14,7 @@ const PERM_WRITE: i64 = 2;
 const WAIT: Duration = Duration::from_secs(5);
 
 // ---------------------------------------------------------------------------------------------
-// §9.3 routeinfo/RouteInfoManagerNewTest (supportActingMaster=true)
+// Java's routeinfo/RouteInfoManagerNewTest (supportActingMaster=true)
 // ---------------------------------------------------------------------------------------------
 
 const MASTER_ADDR: &str = "127.0.0.1:10911";
@@ -90,8 +90,8 @@ fn new_topic_from_a_known_master_is_routed_to_master_and_slave() {
     let mut client = server.client();
     assert_eq!(client.route("TestTopic1"), Err(17));
     // Same data version (Java's test builds a fresh DataVersion with the same counter and, usually,
-    // the same millisecond): the topic is applied because it has no queue data yet (§5.4 step 9).
-    // §5.4 step 9 applies a topic that has no QueueData for this broker even when the
+    // the same millisecond): the topic is applied because it has no queue data yet.
+    // RouteInfoManager.registerBroker applies a topic that has no QueueData for this broker even when the
     // dataVersion is unchanged.
     assert_success(&conn.register(&master(&["TestTopic", "TestTopic1"])));
     let route = client.route("TestTopic1").unwrap();
@@ -213,7 +213,7 @@ fn lone_slave_is_routed_read_only_until_its_master_registers() {
 }
 
 // The Java order-topic cases set `order=true` on the TopicConfigs; the namesrv never reads that
-// field (§3.11), so the harness's `order=false` bodies exercise the same paths.
+// field (RouteInfoManager.registerBroker ignores it), so the harness's `order=false` bodies exercise the same paths.
 
 #[test]
 fn partition_order_topic_of_a_lone_slave_is_routed_at_id_zero_read_only() {
@@ -336,7 +336,8 @@ fn first_registration_with_a_single_topic_is_rejected() {
 
     let mut client = server.client();
     assert_eq!(client.route("TestTopic"), Err(17));
-    // Steps 1-4 stay applied: an empty BrokerData is visible in the cluster info (§5.4 step 6).
+    // registerBroker's single-topic guard runs after the cluster and BrokerData updates: an empty BrokerData
+    // is visible in the cluster info.
     let info = client.cluster_info();
     assert_eq!(info["clusterAddrTable"], json!({"Default_Cluster": ["Default_Broker"]}));
     assert_eq!(info["brokerAddrTable"]["Default_Broker"]["brokerAddrs"], json!({}));
@@ -363,7 +364,8 @@ fn registration_with_an_older_state_version_than_the_current_master_is_ignored()
     assert_success(&resp);
     assert_eq!(resp.ext("masterAddr"), Some(MASTER_ADDR));
 
-    // The slave claims id 0 with stateVersion 3 while the master's live entry has 5 (§5.4 step 5).
+    // The slave claims id 0 with stateVersion 3 while the master's live entry has 5 (registerBroker's
+    // stateVersion conflict check).
     let mut stale_master = without_acting_master(member(0, SLAVE_ADDR, SLAVE_HA, &["ConflictTopic"]));
     stale_master.data_version = dv(2, 3, 1_700_000_000_000);
     let resp = conn.register(&stale_master);
@@ -372,7 +374,7 @@ fn registration_with_an_older_state_version_than_the_current_master_is_ignored()
     assert_eq!(resp.ext("haServerAddr"), None);
 
     let mut client = server.client();
-    // Step 4 still removed the slave's id 1 entry; id 0 keeps the current master.
+    // registerBroker still removed the slave's id 1 entry (same address, new id); id 0 keeps the current master.
     assert_eq!(route_addrs(&client.route("TestTopic").unwrap(), "Default_Broker"), json!({"0": MASTER_ADDR}));
     assert_eq!(client.route("ConflictTopic"), Err(17));
     // The stale broker's live entry was removed; the master's is untouched.

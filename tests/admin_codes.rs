@@ -35,7 +35,7 @@ fn register_topic(client: &mut Client, topic: &str, brokers: &[&str]) -> Remotin
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.11 / §9.6 WIPE_WRITE_PERM_OF_BROKER (205) and ADD_WRITE_PERM_OF_BROKER (327)
+// WIPE_WRITE_PERM_OF_BROKER (205) and ADD_WRITE_PERM_OF_BROKER (327); Java's RouteInfoManagerBrokerPermTest
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -85,7 +85,7 @@ fn wiping_an_already_read_only_topic_still_counts_it() {
     assert_success(&conn.register(&broker));
     let mut client = server.client();
     let wipe = write_perm(&mut client, 205, "broker-0");
-    assert_eq!(wipe.ext("wipeTopicCount"), Some("2"), "the read-only topic counts too (§9.6)");
+    assert_eq!(wipe.ext("wipeTopicCount"), Some("2"), "read-only topic counts too (RouteInfoManagerBrokerPermTest)");
     assert_eq!(perm(&mut client, "topic-0", "broker-0"), 4);
     assert_eq!(perm(&mut client, "topic-1", "broker-0"), 4);
     let again = write_perm(&mut client, 205, "broker-0");
@@ -105,7 +105,7 @@ fn adding_write_perm_overwrites_the_whole_perm_with_read_write() {
 
     let add = write_perm(&mut client, 327, "broker-a");
     assert_eq!(add.ext("addTopicCount"), Some("2"));
-    assert_eq!(perm(&mut client, "Inherit", "broker-a"), 6, "the INHERIT bit is lost (§2.3.11)");
+    assert_eq!(perm(&mut client, "Inherit", "broker-a"), 6, "the INHERIT bit is lost (Java sets perm 6)");
     assert_eq!(perm(&mut client, "ReadOnly", "broker-a"), 6);
 }
 
@@ -125,7 +125,7 @@ fn wiped_write_perm_lasts_until_the_broker_reapplies_its_topics() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.13 / §9.3 deleteTopic: DELETE_TOPIC_IN_NAMESRV (216)
+// DELETE_TOPIC_IN_NAMESRV (216); RouteInfoManagerNewTest.deleteTopic
 // ---------------------------------------------------------------------------------------------
 
 /// `Default_Broker` in `Default_Cluster` and `AnotherBroker` in `AnotherCluster`, both hosting
@@ -195,7 +195,7 @@ fn deleted_topic_returns_on_the_brokers_next_registration_with_an_unchanged_data
     assert_eq!(
         broker_names(&route),
         ["AnotherBroker", "Default_Broker"],
-        "§5.4 step 9: the topic lacked its queue data"
+        "registerBroker re-applies a topic that lacked its queue data"
     );
     assert_eq!(route_queue(&route, "Default_Broker")["perm"], 6);
 
@@ -206,7 +206,7 @@ fn deleted_topic_returns_on_the_brokers_next_registration_with_an_unchanged_data
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.14 / §9.3 REGISTER_TOPIC_IN_NAMESRV (217)
+// REGISTER_TOPIC_IN_NAMESRV (217); RouteInfoManagerNewTest
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -250,20 +250,23 @@ fn registering_a_topic_without_a_body_or_queue_data_succeeds_and_stores_nothing(
 }
 
 #[test]
-fn registering_a_topic_stops_at_the_first_unknown_broker() {
+fn registering_a_topic_stops_at_the_first_unknown_broker_and_a_new_topic_needs_all_known() {
     let server = TestServer::start();
     let mut conn = server.client();
     assert_success(&conn.register(&Broker::new("c", "a", 0, "127.0.0.1:10911").topics(&["T1", "T2"])));
     assert_success(&conn.register(&Broker::new("c", "b", 0, "127.0.0.1:10912").topics(&["T1", "T2"])));
     let mut client = server.client();
     assert_success(&register_topic(&mut client, "NewTopic", &["a", "unknown", "b"]));
+    assert_eq!(client.route("NewTopic"), Err(17), "a new topic is created only when every broker is known");
+    assert_success(&register_topic(&mut client, "NewTopic", &["a"]));
+    assert_success(&register_topic(&mut client, "NewTopic", &["b", "unknown", "a"]));
     let route = client.route("NewTopic").unwrap();
-    assert_eq!(queue_names(&route), ["a"], "entries after the unknown broker are not put");
+    assert_eq!(queue_names(&route), ["a", "b"], "an existing topic takes the entries before the unknown broker");
 }
 
 #[test]
 fn single_topic_registrations_are_pruned_by_broker_registrations_when_configured() {
-    // §9.3 registerSingleTopicWithBrokerRegistration; every registration carries baseTopic too.
+    // RouteInfoManagerNewTest.registerSingleTopicWithBrokerRegistration; every registration carries baseTopic too.
     let server = TestServer::with(|s| s.delete_topic_with_broker_registration = true);
     let master =
         |topics: &[&str]| Broker::new("Default_Cluster", "Default_Broker", 0, "127.0.0.1:10911").topics(topics);
@@ -301,7 +304,7 @@ fn single_topic_registrations_are_pruned_by_broker_registrations_when_configured
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.10 GET_BROKER_MEMBER_GROUP (901)
+// GET_BROKER_MEMBER_GROUP (901)
 // ---------------------------------------------------------------------------------------------
 
 #[test]

@@ -6,6 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use namesrv::settings::LargeBodyDecode;
 use serde_json::json;
 
 #[test]
@@ -151,10 +152,12 @@ fn silent_broker_is_removed_after_its_timeout_and_heartbeats_keep_it() {
         s.scan_interval_ms = 50;
         s.broker_timeout_ms = 400;
     });
+    // Each broker over its own connection, as brokers do: an expired broker's connection is closed.
+    let mut silent_conn = server.client();
     let mut conn = server.client();
     let silent = Broker::new("c", "silent", 0, "127.0.0.1:1").topics(&["S1", "S2"]);
     let chatty = Broker::new("c", "chatty", 0, "127.0.0.1:2").topics(&["C1", "C2"]);
-    conn.register(&silent);
+    silent_conn.register(&silent);
     conn.register(&chatty);
     let mut heartbeat = chatty.identity_request(904);
     heartbeat.flag = 2; // oneway, as brokers send it
@@ -219,8 +222,8 @@ fn large_registrations_decode_the_same_in_place_and_on_the_blocking_pool() {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let broker = Broker::new("c", "big", 0, "127.0.0.1:1").topics(&refs);
     assert!(broker.body_json().len() > 64 * 1024, "large enough to take the large-body path");
-    for mode in ["inline", "blocking"] {
-        let server = TestServer::with(|s| s.large_body_decode = mode.into());
+    for mode in [LargeBodyDecode::Inline, LargeBodyDecode::Blocking] {
+        let server = TestServer::with(|s| s.large_body_decode = mode);
         let mut conn = server.client();
         assert_eq!(conn.register(&broker).code, 0, "{mode}");
         let mut client = server.client();

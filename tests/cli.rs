@@ -14,7 +14,10 @@ fn namesrv() -> Command {
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("RUST_LOG")
         .env("NAMESRV_KV_CONFIG_PATH", dir.join("kvConfig.json"))
-        .env("NAMESRV_CONFIG_STORE_PATH", dir.join("namesrv.properties"));
+        .env("NAMESRV_CONFIG_STORE_PATH", dir.join("namesrv.properties"))
+        .env("NAMESRV_HTTP_LISTEN", "127.0.0.1:0")
+        .arg("--config-dir")
+        .arg(&dir);
     cmd
 }
 
@@ -81,4 +84,14 @@ fn the_binary_serves_requests_and_exits_cleanly_on_sigterm() {
         assert!(std::time::Instant::now() < deadline, "namesrv did not stop");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn every_shipped_config_file_loads() {
+    for file in ["config/default.toml", "deploy/kubernetes/namesrv.toml"] {
+        let out = namesrv().args(["-c", file, "-p"]).output().unwrap();
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = namesrv().args(["--config-dir", "config", "-p"]).output().unwrap();
+    assert!(out.status.success(), "config/default.toml as the defaults file: {}", String::from_utf8_lossy(&out.stderr));
 }

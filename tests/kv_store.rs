@@ -1,4 +1,4 @@
-//! KV config over TCP (spec §2.3.1–2.3.3, §2.3.15, §6, §3.14): the KV requests, persistence
+//! KV config over TCP (Java's KVConfigManager, codes 100–102 and 219): the KV requests, persistence
 //! across restarts and crashes, and ORDER_TOPIC_CONFIG in registrations and routes.
 
 mod common;
@@ -19,7 +19,7 @@ const QUERY_NOT_FOUND: i32 = 22;
 
 const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
 
-/// The §9.10 sample, as Java's KVConfigSerializeWrapper writes it.
+/// The KVConfigSerializeWrapperTest sample, as Java's KVConfigSerializeWrapper writes it.
 const JAVA_KV_FILE: &str = r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"broker-name":"default-broker","topic-name":"default-topic","cid":"default-consumer-name"}}}"#;
 
 // ---------------------------------------------------------------------------------------------
@@ -45,7 +45,7 @@ fn value_of(resp: &RemotingCommand) -> Option<&str> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §9.1 / §9.9: the KV requests
+// RequestProcessorTest / KVConfigManagerTest: the KV requests
 
 #[test]
 fn a_put_kv_config_is_answered_with_bare_success_and_then_served_by_get() {
@@ -53,9 +53,9 @@ fn a_put_kv_config_is_answered_with_bare_success_and_then_served_by_get() {
     let mut client = server.client();
     let resp = put_kv(&mut client, "namespace", "key", "value");
     assert_eq!(resp.code, SUCCESS);
-    assert_eq!(resp.remark, None, "§2.3.1: no remark");
-    assert!(resp.body.is_none(), "§2.3.1: no body");
-    assert!(value_of(&resp).is_none(), "§2.3.1: no header fields");
+    assert_eq!(resp.remark, None, "PUT_KV_CONFIG answers with no remark");
+    assert!(resp.body.is_none(), "PUT_KV_CONFIG answers with no body");
+    assert!(value_of(&resp).is_none(), "PUT_KV_CONFIG answers with no header fields");
 
     let resp = get_kv(&mut client, "namespace", "key");
     assert_eq!(resp.code, SUCCESS);
@@ -79,7 +79,7 @@ fn get_kv_config_of_a_missing_key_is_query_not_found_with_empty_ext_fields() {
     let resp = get_kv(&mut client, "namespace", "key");
     assert_eq!(resp.code, QUERY_NOT_FOUND);
     assert_eq!(resp.remark.as_deref(), Some("No config item, Namespace: namespace Key: key"));
-    let ext = resp.ext_fields.as_ref().expect("§2.3.2: the response still carries extFields");
+    let ext = resp.ext_fields.as_ref().expect("GET_KV_CONFIG: the response still carries extFields");
     assert!(ext.get("value").is_none(), "no value when nothing is found");
 
     // A missing key inside an existing namespace is just as missing.
@@ -100,7 +100,7 @@ fn get_kv_config_of_a_missing_key_carries_an_empty_ext_fields_object_on_the_wire
     let header: Value = serde_json::from_slice(&raw[8..8 + header_len]).expect("a JSON header, as requested");
     assert_eq!(header["code"], 22);
     assert_eq!(header["opaque"], 77);
-    assert_eq!(header["extFields"], json!({}), "§2.3.2: \"extFields\":{{}} is present; header {header}");
+    assert_eq!(header["extFields"], json!({}), "GET_KV_CONFIG: \"extFields\":{{}} is present; header {header}");
 }
 
 #[test]
@@ -123,7 +123,7 @@ fn deleting_the_last_key_leaves_an_empty_namespace_that_is_still_listed() {
     put_ok(&mut client, "ns", "only", "v");
     assert_eq!(delete_kv(&mut client, "ns", "only").code, SUCCESS);
     let resp = kv_list(&mut client, "ns");
-    assert_eq!(resp.code, SUCCESS, "§6: an emptied namespace stays");
+    assert_eq!(resp.code, SUCCESS, "KVConfigManager keeps an emptied namespace");
     assert_eq!(json_body(&resp), json!({"table": {}}));
 }
 
@@ -132,12 +132,12 @@ fn delete_on_a_fresh_store_succeeds_and_leaves_the_namespace_absent() {
     let server = TestServer::start();
     let mut client = server.client();
     let resp = delete_kv(&mut client, ORDER_TOPIC_CONFIG, "UnitTest");
-    assert_eq!(resp.code, SUCCESS, "§2.3.3: always SUCCESS");
+    assert_eq!(resp.code, SUCCESS, "DELETE_KV_CONFIG always answers SUCCESS");
     let resp = kv_list(&mut client, ORDER_TOPIC_CONFIG);
-    assert_eq!(resp.code, QUERY_NOT_FOUND, "§9.9: the namespace never existed");
+    assert_eq!(resp.code, QUERY_NOT_FOUND, "KVConfigManagerTest: the namespace never existed");
     assert_eq!(resp.remark.as_deref(), Some("No config item, Namespace: ORDER_TOPIC_CONFIG"));
     assert_eq!(get_kv(&mut client, ORDER_TOPIC_CONFIG, "UnitTest").code, QUERY_NOT_FOUND);
-    // §6: the file is rewritten after every DELETE, even when nothing changed.
+    // KVConfigManager rewrites the file after every DELETE, even when nothing changed.
     assert_eq!(read_json(&server.settings.kv_config_path), json!({"configTable": {}}));
 }
 
@@ -155,7 +155,7 @@ fn kv_list_of_a_missing_namespace_is_query_not_found_until_a_key_is_put() {
     put_ok(&mut client, "another", "c", "3");
     let resp = kv_list(&mut client, "default-namespace-1");
     assert_eq!(resp.code, SUCCESS);
-    assert_eq!(json_body(&resp), json!({"table": {"a": "1", "b": "2"}}), "§3.7 KVTable of that namespace only");
+    assert_eq!(json_body(&resp), json!({"table": {"a": "1", "b": "2"}}), "KVTable of that namespace only");
 }
 
 #[test]
@@ -186,7 +186,7 @@ fn put_kv_config_without_a_value_is_a_system_error_naming_the_field() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §6, §3.14: persistence
+// KVConfigManager persistence (KVConfigSerializeWrapper JSON)
 
 #[test]
 fn kv_entries_survive_a_restart() {
@@ -219,7 +219,7 @@ fn the_kv_file_is_javas_compact_config_table_json() {
     assert_eq!(
         String::from_utf8(bytes).unwrap(),
         r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"}}}"#,
-        "§3.14: compact, one line, no trailing newline"
+        "KVConfigSerializeWrapper JSON: compact, one line, no trailing newline"
     );
 
     put_ok(&mut client, "ns", "k", "v \"quoted\" é");
@@ -240,7 +240,7 @@ fn each_kv_write_keeps_the_previous_file_as_bak() {
     put_ok(&mut client, "ns", "a", "1");
     let first = std::fs::read(path).unwrap();
     put_ok(&mut client, "ns", "b", "2");
-    let bak = std::fs::read(with_suffix(path, ".bak")).expect("§6: <path>.bak after a second write");
+    let bak = std::fs::read(with_suffix(path, ".bak")).expect("<path>.bak after a second write (MixAll.string2File)");
     assert_eq!(bak, first, "the .bak holds the previous version");
     assert_eq!(read_json(path), json!({"configTable": {"ns": {"a": "1", "b": "2"}}}));
 }
@@ -260,7 +260,7 @@ fn a_java_written_kv_file_is_served_after_start() {
         json_body(&resp),
         json!({"table": {"broker-name": "default-broker", "topic-name": "default-topic", "cid": "default-consumer-name"}})
     );
-    // Writing it back keeps Java's shape (§9.10 round trip).
+    // Writing it back keeps Java's shape (KVConfigSerializeWrapperTest round trip).
     put_ok(&mut client, ORDER_TOPIC_CONFIG, "extra", "x");
     let mut expected: Value = serde_json::from_str(JAVA_KV_FILE).unwrap();
     expected["configTable"][ORDER_TOPIC_CONFIG]["extra"] = json!("x");
@@ -276,7 +276,7 @@ fn a_corrupt_kv_file_stops_start_up_naming_the_file_and_is_left_untouched() {
     let mut cmd = namesrv_command(&dir);
     cmd.args(["--listen", "127.0.0.1:0"]);
     let (status, _, stderr) = run_to_exit(cmd);
-    assert!(!status.success(), "§6: start-up must fail on a corrupt KV file; stderr:\n{stderr}");
+    assert!(!status.success(), "as in Java, start-up must fail on a corrupt KV file; stderr:\n{stderr}");
     let path = kv_path.display().to_string();
     assert!(
         stderr.lines().any(|l| l.contains("ERROR") && l.contains(&path)),
@@ -309,7 +309,7 @@ fn every_acknowledged_put_survives_kill_9() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.6 step 7, §2.3.4 step 3, §6: ORDER_TOPIC_CONFIG
+// ORDER_TOPIC_CONFIG in REGISTER_BROKER responses and in routes (orderTopicConf)
 
 #[test]
 fn register_broker_is_answered_with_the_order_topic_config_table() {
@@ -317,7 +317,7 @@ fn register_broker_is_answered_with_the_order_topic_config_table() {
     let mut client = server.client();
     let resp = client.register(&broker_a());
     assert_eq!(resp.code, SUCCESS);
-    assert!(resp.body.is_none(), "§2.3.6 step 7: no body while the namespace does not exist");
+    assert!(resp.body.is_none(), "REGISTER_BROKER: no body while the namespace does not exist");
 
     put_ok(&mut client, ORDER_TOPIC_CONFIG, "TopicOrder", "broker-a:4");
     let resp = client.register(&broker_a().bump());

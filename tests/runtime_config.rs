@@ -1,4 +1,4 @@
-//! Runtime configuration over TCP (spec §2.3.19–2.3.20, §7.1–7.3): GET/UPDATE_NAMESRV_CONFIG,
+//! Runtime configuration over TCP (Java's NamesrvConfig and NamesrvStartup): GET/UPDATE_NAMESRV_CONFIG,
 //! the config store, and start-up and shutdown of the real binary.
 
 mod common;
@@ -6,6 +6,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::checks::assert_success;
 use common::kv_config::{broker_a, json_body, put_ok, read_json, update_config, with_suffix, SUCCESS, SYSTEM_ERROR};
 use common::process::{namesrv_command, run_to_exit, Proc};
 use common::*;
@@ -31,7 +32,7 @@ fn all_topic_list(client: &mut Client) -> RemotingCommand {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.19–2.3.20, §7.3: runtime configuration
+// UPDATE_NAMESRV_CONFIG (318) and GET_NAMESRV_CONFIG (319): runtime configuration
 
 /// The `key=value` pairs of a GET_NAMESRV_CONFIG body, in order.
 fn config_pairs(text: &str) -> Vec<(String, String)> {
@@ -53,12 +54,12 @@ fn get_namesrv_config_answers_sorted_java_named_lines() {
     let server = TestServer::start();
     let mut client = server.client();
     let text = get_config(&mut client);
-    assert!(text.ends_with('\n'), "§2.3.20: `key=value\\n` lines");
+    assert!(text.ends_with('\n'), "GET_NAMESRV_CONFIG: `key=value\\n` lines");
     let pairs = config_pairs(&text);
     let keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
     let mut sorted = keys.clone();
     sorted.sort();
-    assert_eq!(keys, sorted, "§2.3.20: sorted by key");
+    assert_eq!(keys, sorted, "GET_NAMESRV_CONFIG: sorted by key");
     for line in [
         "enableAllTopicList=true",
         "enableTopicList=true",
@@ -79,11 +80,11 @@ fn get_namesrv_config_reports_the_port_actually_bound_when_listen_port_is_zero()
     let server = TestServer::start();
     assert_eq!(server.settings.listen_port, 0);
     let text = get_config(&mut server.client());
-    // §7.1: "`listenPort=0` binds an ephemeral port, and the real port is written back into the config".
+    // As in Java's NamesrvStartup, `listenPort=0` binds an ephemeral port and the real port is written back.
     assert_eq!(
         config_value(&text, "listenPort"),
         Some(server.addr.port().to_string()),
-        "§7.1: the real port is written back into the config"
+        "the real port is written back into the config"
     );
 }
 
@@ -105,14 +106,16 @@ fn disabling_the_all_topic_list_at_runtime_takes_effect_and_is_persisted() {
     let text = get_config(&mut client);
     assert!(text.lines().any(|l| l == "enableAllTopicList=false"), "GET shows the change:\n{text}");
 
-    let stored = std::fs::read_to_string(&server.settings.config_store_path).expect("§2.3.19: persisted");
-    assert!(stored.lines().any(|l| l == "enableAllTopicList=false"), "config store:\n{stored}");
-    assert_eq!(stored, text, "§7.3: the whole config set, as GET_NAMESRV_CONFIG shows it");
+    let stored = std::fs::read_to_string(&server.settings.config_store_path).expect("UPDATE_NAMESRV_CONFIG persisted");
+    assert_eq!(
+        stored, "enableAllTopicList=false\n",
+        "only the changed key is persisted: the file is a layer the next start reads over the config files"
+    );
 
     assert_eq!(update_config(&mut client, Some("enableAllTopicList=true")).code, SUCCESS);
     assert_eq!(all_topic_list(&mut client).code, SUCCESS);
     let bak = std::fs::read_to_string(with_suffix(&server.settings.config_store_path, ".bak")).unwrap();
-    assert_eq!(bak, stored, "§7.3: the previous file is copied to .bak first");
+    assert_eq!(bak, stored, "the previous file is copied to .bak first (MixAll.string2File)");
 }
 
 #[test]
@@ -137,14 +140,52 @@ fn blacklisted_keys_are_refused_with_no_permission_and_change_nothing() {
     assert!(!Path::new(&server.settings.config_store_path).exists(), "nothing was persisted");
 }
 
+// Java ignores keys that are no setting (RequestProcessorTest.testUpdateConfig sends "{key=value}"
+// and expects SUCCESS); here an unknown key is refused, naming it, and nothing changes.
 #[test]
-fn a_java_map_to_string_body_is_accepted() {
+fn an_unknown_key_is_refused_naming_it() {
     let server = TestServer::start();
     let mut client = server.client();
     let before = get_config(&mut client);
     let resp = update_config(&mut client, Some("{key=value}"));
-    assert_eq!(resp.code, SUCCESS, "§9.1 testUpdateConfig: {:?}", resp.remark);
+    assert_eq!((resp.code, resp.remark.as_deref()), (SYSTEM_ERROR, Some("unknown config key {key")));
     assert_eq!(get_config(&mut client), before, "an unknown key changes nothing");
+}
+
+#[test]
+fn restart_only_keys_are_refused_and_nothing_is_applied_or_persisted() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_success(&client.register(&broker_a()));
+    let before = get_config(&mut client);
+    for body in [
+        "needWaitForService=true\nwaitSecondsForService=999999999",
+        "max_frame_bytes=1024",
+        "listenPort=1",
+        "bindAddress=not an address",
+        "enableAllTopicList=false\nroute_cache_max_bytes=0",
+    ] {
+        let resp = update_config(&mut client, Some(body));
+        assert_eq!(resp.code, SYSTEM_ERROR, "{body:?}");
+        let remark = resp.remark.unwrap_or_default();
+        assert!(remark.contains("applies only at start"), "{body:?}: {remark}");
+    }
+    assert_eq!(get_config(&mut client), before, "nothing changed");
+    assert!(!Path::new(&server.settings.config_store_path).exists(), "nothing was persisted");
+    assert!(client.route("TopicOrder").is_ok(), "routing stays on");
+    assert_eq!(all_topic_list(&mut client).code, SUCCESS);
+}
+
+#[test]
+fn runtime_values_are_checked() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    for body in ["enableTopicList=yes", "broker_timeout_ms=5", "broker_timeout_ms=-1"] {
+        let resp = update_config(&mut client, Some(body));
+        assert_eq!(resp.code, SYSTEM_ERROR, "{body}");
+        assert!(resp.remark.unwrap_or_default().starts_with("invalid value for"), "{body}");
+    }
+    assert_success(&update_config(&mut client, Some("broker_timeout_ms=60000")));
 }
 
 #[test]
@@ -153,7 +194,7 @@ fn an_update_without_a_body_is_a_successful_no_op() {
     let mut client = server.client();
     let before = get_config(&mut client);
     let resp = update_config(&mut client, None);
-    assert_eq!(resp.code, SUCCESS, "§2.3.19: body null → SUCCESS");
+    assert_eq!(resp.code, SUCCESS, "UPDATE_NAMESRV_CONFIG: body null → SUCCESS");
     assert_eq!(get_config(&mut client), before);
 }
 
@@ -173,12 +214,12 @@ fn an_update_of_enable_topic_list_succeeds_as_in_javas_test() {
     let server = TestServer::start();
     let mut client = server.client();
     let resp = update_config(&mut client, Some("enableTopicList=true"));
-    assert_eq!(resp.code, SUCCESS, "§9.1 testProcessRequest_UpdateConfigPath: {:?}", resp.remark);
+    assert_eq!(resp.code, SUCCESS, "RequestProcessorTest.testProcessRequest_UpdateConfigPath: {:?}", resp.remark);
     assert_eq!(config_value(&get_config(&mut client), "enableTopicList").as_deref(), Some("true"));
 }
 
 // ---------------------------------------------------------------------------------------------
-// §7.1: start-up and shutdown of the binary
+// NamesrvStartup: start-up and shutdown of the binary
 
 const JAVA_PROPERTIES: &str =
     "listenPort=0\nbindAddress=127.0.0.1\nclientRequestThreadPoolNums=8\nenableAllTopicList=false\n";
@@ -236,7 +277,7 @@ fn an_update_rewrites_the_properties_file_given_with_c_and_the_next_start_reads_
     std::fs::write(&file, JAVA_PROPERTIES).unwrap();
     let command = || {
         let mut cmd = namesrv_command(&dir);
-        // §7.1: with -c, configStorePath is that file.
+        // As in Java's NamesrvStartup, with -c the configStorePath is that file.
         cmd.env_remove("NAMESRV_CONFIG_STORE_PATH").arg("-c").arg(&file);
         cmd
     };
@@ -250,7 +291,7 @@ fn an_update_rewrites_the_properties_file_given_with_c_and_the_next_start_reads_
     drop(proc);
 
     let stored = std::fs::read_to_string(&file).unwrap();
-    assert!(stored.lines().any(|l| l == "enableAllTopicList=true"), "§7.3: the -c file is overwritten:\n{stored}");
+    assert!(stored.lines().any(|l| l == "enableAllTopicList=true"), "the -c file is overwritten:\n{stored}");
     assert!(stored.lines().any(|l| l == "orderMessageEnable=true"), "{stored}");
     assert_eq!(std::fs::read_to_string(with_suffix(&file.display().to_string(), ".bak")).unwrap(), JAVA_PROPERTIES);
 
@@ -277,4 +318,26 @@ fn sigterm_stops_the_binary_gracefully_with_exit_status_zero() {
     assert!(stderr.contains("shutdown complete"), "stderr:\n{stderr}");
     assert!(client.closed_by_server(Duration::from_secs(2)), "open connections are closed");
     assert_eq!(read_json(dir.join("kvConfig.json")), json!({"configTable": {"ns": {"k": "v"}}}));
+}
+
+#[test]
+fn accepted_updates_are_logged_with_the_peer_and_old_and_new_values_and_refusals_warned() {
+    let dir = temp_dir();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0"]);
+    let mut proc = Proc::spawn(cmd);
+    let mut client = Client::connect(proc.addr());
+    let peer = client.stream.local_addr().unwrap().to_string();
+    assert_success(&update_config(&mut client, Some("enableTopicList=false")));
+    assert_eq!(update_config(&mut client, Some("listenPort=1")).code, SYSTEM_ERROR);
+    let wanted = |line: &str| {
+        line.contains(&format!("peer={peer}"))
+            && ((line.contains("INFO") && line.contains("config updated") && line.contains("old=true new=false"))
+                || (line.contains("WARN") && line.contains("config update refused") && line.contains("listenPort")))
+    };
+    assert!(
+        eventually(Duration::from_secs(5), || proc.stderr().lines().filter(|l| wanted(l)).count() == 2),
+        "log:\n{}",
+        proc.stderr()
+    );
 }

@@ -1,5 +1,5 @@
 //! Topic lists over real TCP: all topics (206), topics by cluster (224), the system topic list
-//! (304), unit topic lists (311–313) and the §9.7 3 × 3 static-registration grid.
+//! (304), unit topic lists (311–313) and the 3 × 3 grid of Java's RouteInfoManagerStaticRegisterTest.
 
 mod common;
 
@@ -11,7 +11,7 @@ use namesrv::protocol::RemotingCommand;
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.12 GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206)
+// GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206)
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -48,8 +48,8 @@ fn all_topic_list_is_refused_when_disabled() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.16 GET_TOPICS_BY_CLUSTER (224), §2.3.17 GET_SYSTEM_TOPIC_LIST_FROM_NS (304),
-// §2.3.18 unit topic lists (311, 312, 313)
+// GET_TOPICS_BY_CLUSTER (224), GET_SYSTEM_TOPIC_LIST_FROM_NS (304),
+// unit topic lists (311, 312, 313)
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -79,7 +79,7 @@ fn topics_by_cluster_for_an_unknown_cluster_is_an_empty_list() {
 #[test]
 fn topics_by_cluster_without_the_cluster_header_is_a_system_error() {
     let server = TestServer::start();
-    let resp = server.client().call(RemotingCommand::request(224, None));
+    let resp = server.client().call(request(224, &[("other", "x")]));
     assert_eq!(resp.code, 1);
     assert!(resp.remark.as_deref().unwrap_or_default().contains("cluster"), "remark: {:?}", resp.remark);
 }
@@ -151,7 +151,7 @@ fn unit_topic_lists_select_topics_by_their_sys_flag() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §9.7 RouteInfoManagerStaticRegisterTest: 3 broker names × 3 ids × 10 topics
+// Java's routeinfo/RouteInfoManagerStaticRegisterTest: 3 broker names × 3 ids × 10 topics
 // ---------------------------------------------------------------------------------------------
 
 #[test]

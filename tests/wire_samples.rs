@@ -1,6 +1,5 @@
-//! Wire compatibility: frames captured from the rocketmq-rust 1.0.0 broker and client
-//! (`fixtures/rocketmq-rust-broker-1.0.0`, copied from `shared/spec/wire-samples`) replayed
-//! byte for byte against the server.
+//! Wire compatibility: frames captured on the wire from the rocketmq-rust 1.0.0 broker and client
+//! (`fixtures/rocketmq-rust-broker-1.0.0`) replayed byte for byte against the server.
 
 mod common;
 

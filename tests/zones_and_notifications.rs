@@ -1,5 +1,5 @@
-//! Zone filtering (§9.8), the readiness gate (§9.2), min-broker-id notifications (905) and
-//! unregister fencing and expiry, over real TCP.
+//! Zone filtering (ZoneRouteRPCHook), the route readiness gate, min-broker-id notifications (905) and
+//! unregister from any connection, fencing of connection closes and expiry, over real TCP.
 
 mod common;
 
@@ -18,7 +18,7 @@ use tokio_util::codec::Decoder;
 const WAIT: Duration = Duration::from_secs(3);
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.4 / §9.8 zone filtering (ZoneRouteRPCHook)
+// GET_ROUTEINFO_BY_TOPIC zone filtering (ZoneRouteRPCHook, ZoneRouteRPCHookTest)
 // ---------------------------------------------------------------------------------------------
 
 /// Groups hosting `ZoneTopic`: broker-a (zone1 master, filter server), broker-b (zone2 master,
@@ -107,7 +107,7 @@ fn route_is_not_filtered_without_zone_mode_or_with_a_blank_zone_name() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §2.3.4 step 1 / §9.2 the readiness gate
+// ClientRequestProcessor's readiness gate (needWaitForService; ClusterTestRequestProcessorTest)
 // ---------------------------------------------------------------------------------------------
 
 /// A server with the readiness gate configured and a broker hosting `T1` registered.
@@ -162,7 +162,7 @@ fn route_queries_become_ready_once_the_configured_wait_has_passed() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §5.4 step 14 / §5.7 / §5.12 NOTIFY_MIN_BROKER_ID_CHANGE (905)
+// NOTIFY_MIN_BROKER_ID_CHANGE (905) sent on RouteInfoManager registerBroker / unRegisterBroker
 // ---------------------------------------------------------------------------------------------
 
 /// A fake broker: a listener on 127.0.0.1:0.
@@ -286,27 +286,67 @@ fn no_min_broker_id_notification_is_sent_when_the_flag_is_off() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §5.7 / §5.8 / §5.13 unregister fencing (apache/rocketmq#11043) and expiry
+// unregister from any connection, fencing of connection closes (apache/rocketmq#11043), expiry
+// (onChannelDestroy, scanNotActiveBroker)
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-fn unregister_over_a_stale_connection_leaves_a_broker_that_re_registered_elsewhere() {
+fn unregister_applies_whatever_connection_it_comes_over_as_in_java() {
+    let server = TestServer::start();
+    let broker = Broker::new("c", "b", 0, "127.0.0.1:10911").topics(&["T1", "T2"]);
+    let mut conn_a = server.client();
+    assert_success(&conn_a.register(&broker));
+    let mut other = server.client();
+    assert_success(&other.unregister(&broker));
+    let mut client = server.client();
+    assert_eq!(client.route("T1"), Err(17), "DefaultRequestProcessor.unregisterBroker never looks at the channel");
+    assert_eq!(client.cluster_info()["clusterAddrTable"], json!({}));
+
+    // After a reconnect, an unregister over the old connection still applies.
+    let mut conn_b = server.client();
+    assert_success(&conn_b.register(&broker));
+    assert_success(&conn_a.unregister(&broker));
+    assert_eq!(client.route("T1"), Err(17));
+}
+
+#[test]
+fn an_unregister_naming_the_wrong_id_or_cluster_follows_javas_rules() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    // A wrong id: Java removes the live entry of (cluster, addr) and every id with that address.
+    let broker = Broker::new("c", "b", 0, "127.0.0.1:10911").topics(&["T1", "T2"]);
+    let mut conn = server.client();
+    assert_success(&conn.register(&broker));
+    let wrong_id = Broker { id: 5, ..broker.clone() };
+    assert_success(&server.client().unregister(&wrong_id));
+    assert_eq!(client.route("T1"), Err(17), "the address goes at whatever id it was listed");
+    assert_eq!(client.cluster_info()["brokerAddrTable"], json!({}));
+
+    // A wrong cluster: the group is found by name and loses the address; the live entry, which
+    // no group lists any more, goes too (Java keeps it until it expires, and then forever).
+    let mut conn = server.client();
+    assert_success(&conn.register(&broker));
+    let wrong_cluster = Broker { cluster: "elsewhere".into(), ..broker.clone() };
+    assert_success(&server.client().unregister(&wrong_cluster));
+    assert_eq!(client.route("T1"), Err(17));
+    assert_success(&conn.register(&broker));
+    assert_eq!(route_addrs(&client.route("T1").unwrap(), "b"), json!({"0": "127.0.0.1:10911"}), "it can come back");
+}
+
+#[test]
+fn closing_an_old_connection_leaves_a_broker_that_re_registered_over_a_new_one() {
     let server = TestServer::start();
     let broker = Broker::new("c", "b", 0, "127.0.0.1:10911").topics(&["T1", "T2"]);
     let mut conn_a = server.client();
     assert_success(&conn_a.register(&broker));
     let mut conn_b = server.client();
     assert_success(&conn_b.register(&broker));
-
+    drop(conn_a);
     let mut client = server.client();
-    let stale = conn_a.unregister(&broker);
-    assert_eq!((stale.code, stale.remark), (0, None), "a fenced unregister still answers SUCCESS");
+    std::thread::sleep(Duration::from_millis(200));
     assert_eq!(route_addrs(&client.route("T1").unwrap(), "b"), json!({"0": "127.0.0.1:10911"}));
-    assert_eq!(client.cluster_info()["clusterAddrTable"], json!({"c": ["b"]}));
-
-    assert_success(&conn_b.unregister(&broker));
-    assert_eq!(client.route("T1"), Err(17));
-    assert_eq!(client.cluster_info()["clusterAddrTable"], json!({}));
+    drop(conn_b);
+    assert!(eventually(WAIT, || client.route("T1") == Err(17)), "the latest connection's close removes it");
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! mqadmin's tools: write permissions, topic deletion, topic lists and broker member groups.
 
+use tracing::info;
+
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::mailbox::ConnId;
 use crate::protocol::header::{Fields, HeaderError};
+use crate::protocol::response_body::encode_topic_list;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
 use crate::registry::admin::UnitFilter;
 use crate::registry::messages::*;
@@ -15,21 +18,35 @@ impl From<Disabled> for RequestError {
 
 impl Dispatcher {
     pub(super) async fn write_perm(&self, conn: ConnId, req: &RemotingCommand, code: RequestCode) -> Outcome {
-        let broker = Fields::of(req).required("brokerName")?.to_owned();
-        let registry = &self.actors.registry;
-        let (field, count) = if code == RequestCode::WipeWritePermOfBroker {
-            ("wipeTopicCount", registry.ask(WipeWritePerm { conn, broker }).await?)
-        } else {
-            ("addTopicCount", registry.ask(AddWritePerm { conn, broker }).await?)
+        let field = if code == RequestCode::WipeWritePermOfBroker { "wipeTopicCount" } else { "addTopicCount" };
+        let count = match req.ext_fields {
+            // Java skips header checks without extFields: a null broker name has no topics.
+            None => 0,
+            Some(_) => {
+                let broker = Fields::of(req).required("brokerName")?.to_owned();
+                let registry = &self.actors.registry;
+                let count = if code == RequestCode::WipeWritePermOfBroker {
+                    registry.ask(WipeWritePerm { conn, broker: broker.clone() }).await?
+                } else {
+                    registry.ask(AddWritePerm { conn, broker: broker.clone() }).await?
+                };
+                info!(%broker, topics = count, "{}", code.name());
+                count
+            }
         };
         Ok(RemotingCommand { ext_fields: Some(ExtFields::new().with(field, count.to_string())), ..success() })
     }
 
     pub(super) async fn delete_topic(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+        if req.ext_fields.is_none() {
+            // Java deletes the null topic: nothing, and answers SUCCESS.
+            return Ok(success());
+        }
         let f = Fields::of(req);
         let topic = f.required("topic")?.to_owned();
         let cluster = f.optional("clusterName").filter(|c| !c.is_empty()).map(str::to_owned);
-        self.actors.registry.ask(DeleteTopic { conn, topic, cluster }).await?;
+        self.actors.registry.ask(DeleteTopic { conn, topic: topic.clone(), cluster: cluster.clone() }).await?;
+        info!(%topic, cluster = ?cluster, "topic deleted");
         Ok(success())
     }
 
@@ -43,6 +60,8 @@ impl Dispatcher {
         let cluster = f.optional("cluster").map(str::to_owned);
         match self.actors.registry.ask(GetTopicsByCluster { conn, cluster }).await?? {
             Some(body) => Ok(success().with_body(body)),
+            // Java skips header checks without extFields: a null cluster has no topics.
+            None if req.ext_fields.is_none() => Ok(success().with_body(encode_topic_list([], None))),
             None => Err(HeaderError::Missing("cluster").into()),
         }
     }

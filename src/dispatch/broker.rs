@@ -1,25 +1,61 @@
 //! What brokers send: REGISTER_BROKER, UNREGISTER_BROKER, QUERY_DATA_VERSION, BROKER_HEARTBEAT
 //! and REGISTER_TOPIC_IN_NAMESRV.
 
+use tracing::{info, warn};
+
+use super::limits::{check_name, check_topic, valid_topic};
 use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
-use crate::mailbox::ConnId;
+use crate::acl::Caller;
+use crate::mailbox::{ConnId, Origin};
 use crate::model::DataVersion;
-use crate::protocol::body::{decode_data_version, decode_register_body, decode_register_topic_body, RegisterBody};
+use crate::protocol::body::{decode_data_version, decode_register_topic_body, RegisterBody};
 use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
+use crate::protocol::register_body::{decode_register_body, looks_like_json};
+use crate::protocol::response_body::encode_data_version;
 use crate::protocol::{ExtFields, RemotingCommand};
 use crate::registry::liveness::BrokerRef;
 use crate::registry::messages::*;
 use crate::registry::register::Registration;
+use crate::settings::LargeBodyDecode;
 
-/// Register bodies larger than this may be decoded on the blocking pool (see `decode_body`).
+/// The metrics reason of a broker refused for being live under another access key.
+const BOUND: &str = "bound_elsewhere";
+
+/// Plain register bodies larger than this are decoded on the blocking pool (see `decode_body`).
 const OFFLOAD_BODY_BYTES: usize = 64 * 1024;
 
+/// A decoded register body, and the topics left out of it for invalid names.
+struct Decoded {
+    body: RegisterBody,
+    /// `body.topics_fingerprint()`, computed with the decode (off the event loop when it is).
+    fingerprint: u64,
+    left_out: usize,
+    first_left_out: Option<String>,
+}
+
 impl Dispatcher {
-    pub(super) async fn register_broker(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+    pub(super) async fn register_broker(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {
+        let conn = origin.conn;
         let h = RegisterBrokerHeader::read(req)?;
-        let body = self.decode_body(req, &h).await?;
+        for (field, value) in [
+            ("brokerName", &h.broker_name),
+            ("clusterName", &h.cluster_name),
+            ("brokerAddr", &h.broker_addr),
+            ("haServerAddr", &h.ha_server_addr),
+        ] {
+            check_name(field, value)?;
+        }
+        if let Some(zone) = &h.zone_name {
+            check_name("__ZONE_NAME", zone)?;
+        }
+        let Decoded { body, fingerprint, left_out, first_left_out } = self.decode_body(req, &h).await?;
+        if left_out > 0 {
+            // One bad topic must not take the whole broker out of the routes.
+            warn!(broker = %h.broker_name, left_out, first = ?first_left_out, "registration topics with invalid names left out");
+        }
         let registration = Registration {
             conn,
+            version: req.version,
             cluster: h.cluster_name,
             addr: h.broker_addr,
             broker_name: h.broker_name,
@@ -28,11 +64,18 @@ impl Dispatcher {
             zone_name: h.zone_name,
             timeout_ms: h.heartbeat_timeout_millis.map(|ms| ms.max(0) as u64),
             enable_acting_master: h.enable_acting_master,
-            topics_fingerprint: body.topics_fingerprint(),
+            topics_fingerprint: fingerprint,
             body,
+            access_key: caller.binding(),
         };
         let registry = &self.actors.registry;
-        let outcome = registry.ask(RegisterBroker { conn, registration }).await?.ok_or(RequestError::RegisterFailed)?;
+        let asked = registry.ask(RegisterBroker { conn, registration }).await?;
+        let Some(outcome) = asked.inspect_err(|bound| self.refused(origin, req, BOUND, bound))? else {
+            // Java attaches the response header before deciding, so even a refusal has extFields.
+            let refused = RequestError::RegisterFailed;
+            let response = RemotingCommand::response(refused.code(), Some(refused.to_string()));
+            return Ok(RemotingCommand { ext_fields: Some(ExtFields::new()), ..response });
+        };
         let mut ext = ExtFields::new();
         if let Some(master) = outcome.master_addr {
             ext.insert("masterAddr", master);
@@ -43,30 +86,39 @@ impl Dispatcher {
         Ok(RemotingCommand { ext_fields: Some(ext), body: outcome.order_topic_config, ..success() })
     }
 
-    /// Checks and decodes a REGISTER_BROKER body. A full table takes milliseconds: where another
-    /// core is free it is decoded on the blocking pool, so route queries on this thread do not
-    /// wait behind it; on a single core a second thread only adds time slicing, so it is decoded
-    /// in place (measured: no better route p99 during a registration storm either way).
-    async fn decode_body(&self, req: &RemotingCommand, h: &RegisterBrokerHeader) -> Result<RegisterBody, RequestError> {
-        let (crc, compressed, version, limit) =
-            (h.body_crc32, h.compressed, req.version, self.options.max_inflated_body_bytes);
+    /// Checks and decodes a REGISTER_BROKER body, leaving out topics with invalid names.
+    /// Compressed bodies (whose size says nothing of what they inflate to) and large plain ones
+    /// are decoded on the blocking pool, so no connection's route queries wait behind them.
+    async fn decode_body(&self, req: &RemotingCommand, h: &RegisterBrokerHeader) -> Result<Decoded, RequestError> {
+        let (crc, compressed, version, limits) = (h.body_crc32, h.compressed, req.version, self.options.body_limits);
         let raw = req.body.clone().unwrap_or_default();
-        let large = raw.len() > OFFLOAD_BODY_BYTES;
-        let decode = move || -> Result<RegisterBody, RequestError> {
+        let off_thread = match self.options.body_decode {
+            LargeBodyDecode::Auto => compressed || !looks_like_json(&raw) || raw.len() > OFFLOAD_BODY_BYTES,
+            LargeBodyDecode::Blocking => !raw.is_empty(),
+            LargeBodyDecode::Inline => false,
+        };
+        let decode = move || -> Result<Decoded, RequestError> {
             if crc != 0 && i64::from(body_crc32(&raw)) != crc {
                 return Err(RequestError::CrcMismatch);
             }
-            Ok(decode_register_body(Some(&raw), compressed, version, limit)?)
+            let mut body = decode_register_body(Some(&raw), compressed, version, limits)?;
+            let (left_out, first_left_out) = body.topics.retain_names(valid_topic);
+            Ok(Decoded { fingerprint: body.topics_fingerprint(), body, left_out, first_left_out })
         };
-        if large && self.options.decode_large_bodies_off_thread {
-            // One large decode per core at a time: more would only queue threads and memory.
-            let _permit = self.large_decodes.acquire().await.map_err(|e| RequestError::Internal(e.to_string()))?;
-            return tokio::task::spawn_blocking(decode).await.map_err(|e| RequestError::Internal(e.to_string()))?;
+        if off_thread {
+            // One off-thread decode per core at a time: more would only queue threads and memory.
+            let _permit = self.large_decodes.acquire().await?;
+            return tokio::task::spawn_blocking(decode).await?;
         }
         decode()
     }
 
-    pub(super) async fn unregister_broker(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+    pub(super) async fn unregister_broker(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {
+        let conn = origin.conn;
+        if req.ext_fields.is_none() {
+            // Java queues the unregister of null fields, which removes nothing, and answers SUCCESS.
+            return Ok(success());
+        }
         let h = BrokerIdentityHeader::read(req)?;
         let broker = BrokerRef {
             cluster: h.cluster_name,
@@ -74,8 +126,10 @@ impl Dispatcher {
             broker_name: h.broker_name,
             broker_id: h.broker_id,
         };
-        // A fenced unregister is still a success for the sender: its broker instance is gone.
-        let _ = self.actors.registry.ask(UnregisterBroker { conn, broker }).await?;
+        // Java answers SUCCESS whether or not the broker was known.
+        let access_key = caller.binding_unless_admin();
+        let asked = self.actors.registry.ask(UnregisterBroker { conn, broker, access_key }).await?;
+        asked.inspect_err(|bound| self.refused(origin, req, BOUND, bound))?;
         Ok(success())
     }
 
@@ -86,7 +140,7 @@ impl Dispatcher {
         let (changed, stored) = self.actors.registry.ask(query).await?;
         Ok(RemotingCommand {
             ext_fields: Some(ExtFields::new().with("changed", changed.to_string())),
-            body: stored.map(|v| v.to_json().into()),
+            body: stored.map(|v| encode_data_version(&v).into()),
             ..success()
         })
     }
@@ -97,15 +151,34 @@ impl Dispatcher {
         Ok(success())
     }
 
-    pub(super) async fn register_topic(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+    pub(super) async fn register_topic(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {
+        let conn = origin.conn;
+        if req.ext_fields.is_none() {
+            // Java registers the null topic, which stores nothing, and answers SUCCESS.
+            return Ok(success());
+        }
         let topic = Fields::of(req).required("topic")?.to_owned();
+        check_topic(&topic)?;
         let Some(body) = req.body.as_deref() else {
             return Ok(success());
         };
         let queues = decode_register_topic_body(body)?;
+        // A broker account pushes topics for the brokers it lists only.
+        for (broker, _) in &queues {
+            caller.may_act_for(broker).inspect_err(|denied| self.refused(origin, req, denied.reason(), denied))?;
+        }
         if !queues.is_empty() {
-            self.actors.registry.ask(RegisterTopic { conn, topic, queues }).await?;
+            let brokers = queues.len();
+            let put = self.actors.registry.ask(RegisterTopic { conn, topic: topic.clone(), queues }).await?;
+            info!(%topic, brokers, put, "topic registered");
         }
         Ok(success())
+    }
+
+    /// Logs (rate-limited) and counts a request access control refused after its first check.
+    fn refused(&self, origin: Origin, req: &RemotingCommand, reason: &'static str, why: &dyn std::fmt::Display) {
+        if let Some(acl) = &self.acl {
+            acl.refused(origin.peer, req, reason, why);
+        }
     }
 }

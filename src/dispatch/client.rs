@@ -1,5 +1,6 @@
 //! What clients ask: GET_ROUTEINFO_BY_TOPIC (with the zone filter) and GET_BROKER_CLUSTER_INFO.
 
+use super::batch::RouteBatcher;
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::mailbox::ConnId;
 use crate::protocol::code::version;
@@ -29,7 +30,12 @@ impl Dispatcher {
         let zone_mode = f.optional_bool("__ZONE_MODE") == Some(true);
         let zone = f.optional("__ZONE_NAME").filter(|z| zone_mode && !z.trim().is_empty()).map(str::to_owned);
         let query = GetRouteInfo { conn, topic: topic.unwrap_or_default().to_owned(), style, zone };
-        match self.actors.registry.ask(query).await? {
+        let answer = if self.options.batch_route_queries {
+            RouteBatcher::for_thread(&self.actors.registry).ask(query).await?
+        } else {
+            self.actors.registry.ask(query).await?
+        };
+        match answer {
             RouteAnswer::Found(body) => Ok(success().with_body(body)),
             RouteAnswer::NotReady => Err(RequestError::NotReady),
             RouteAnswer::NotFound => Ok(RemotingCommand::response(

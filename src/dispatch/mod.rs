@@ -3,29 +3,34 @@
 //!
 //! The handlers are grouped as the Java NameServer's callers are: `broker` (what brokers send),
 //! `client` (route and cluster queries), `admin` (mqadmin's topic and permission tools) and
-//! `store` (KV and runtime configuration).
+//! `store` (KV and runtime configuration). Access control (`acl`), when on, checks each request
+//! before any of them sees it.
 
 mod admin;
+mod batch;
 mod broker;
 mod client;
+pub mod limits;
 mod store;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use actix::MailboxError;
 use thiserror::Error;
 use tracing::debug;
 
-use crate::config_store::ConfigHandle;
-use crate::kv::KvHandle;
-use crate::mailbox::ConnId;
-use crate::protocol::body::BodyError;
+use crate::acl::verify::Denied;
+use crate::acl::{Acl, Caller};
+use crate::config_store::{ConfigError, ConfigHandle};
+use crate::kv::{KvError, KvHandle};
+use crate::mailbox::Origin;
+use crate::protocol::body::{BodyError, BodyLimits};
 use crate::protocol::command::FLAG_RESPONSE;
 use crate::protocol::header::HeaderError;
-use crate::protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode};
+use crate::protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode, SerializeType};
+use crate::registry::binding::BoundElsewhere;
 use crate::registry::RegistryHandle;
-use crate::settings::{ResponseSerialization, Settings};
+use crate::settings::{LargeBodyDecode, ResponseSerializeType, Settings, UpdateError};
 
 /// Why a request failed; each maps to one response code and remark.
 #[derive(Debug, Error)]
@@ -54,21 +59,33 @@ pub enum RequestError {
     /// PUT_KV_CONFIG without any extFields.
     #[error("namespace or key is null")]
     NamespaceOrKeyNull,
-    /// A store could not make a change durable, or refused a value.
-    #[error("{0}")]
-    Store(String),
-    /// UPDATE_NAMESRV_CONFIG touched a blacklisted key.
-    #[error("Can not update config in black list.")]
-    BlackListed,
+    /// A name, topic or value over its limit.
+    #[error(transparent)]
+    Limit(#[from] limits::LimitError),
+    /// The KV store refused a change or could not make it durable.
+    #[error(transparent)]
+    Kv(#[from] KvError),
+    /// UPDATE_NAMESRV_CONFIG was refused or could not be made durable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// UPDATE_NAMESRV_CONFIG's body is not properties text.
     #[error("string2Properties error")]
     BadProperties,
-    /// A task failed unexpectedly.
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// The blocking-pool task decoding a body failed.
+    #[error("body decode task failed: {0}")]
+    DecodeTask(#[from] tokio::task::JoinError),
+    /// The pool of large-body decodes is closed (shutdown).
+    #[error("body decode pool closed")]
+    DecodePoolClosed(#[from] tokio::sync::AcquireError),
     /// An actor is gone (shutdown).
     #[error("namesrv unavailable: {0}")]
     Unavailable(#[from] MailboxError),
+    /// Access control refused the request.
+    #[error(transparent)]
+    Denied(#[from] Denied),
+    /// A broker live under another access key.
+    #[error(transparent)]
+    BoundElsewhere(#[from] BoundElsewhere),
 }
 
 impl RequestError {
@@ -76,7 +93,8 @@ impl RequestError {
     pub fn code(&self) -> ResponseCode {
         match self {
             Self::NotSupported(_) => ResponseCode::RequestCodeNotSupported,
-            Self::BlackListed => ResponseCode::NoPermission,
+            Self::Config(ConfigError::Update(UpdateError::BlackListed(_))) => ResponseCode::NoPermission,
+            Self::Denied(_) | Self::BoundElsewhere(_) => ResponseCode::NoPermission,
             _ => ResponseCode::SystemError,
         }
     }
@@ -85,25 +103,36 @@ impl RequestError {
 /// Per-server settings the dispatcher needs.
 #[derive(Debug, Clone)]
 pub struct DispatchOptions {
-    pub response_serialization: ResponseSerialization,
+    /// The serialization of response headers; `None` answers in the request's own.
+    pub response_serialization: Option<SerializeType>,
+    /// The MQVersion ordinal stamped on responses.
     pub response_version: i32,
-    pub max_inflated_body_bytes: usize,
-    /// Decode large register bodies on the blocking pool (true) or in place.
-    pub decode_large_bodies_off_thread: bool,
+    /// Bounds on decoding register bodies.
+    pub body_limits: BodyLimits,
+    /// Where register bodies are decoded.
+    pub body_decode: LargeBodyDecode,
+    /// Largest KV value.
+    pub kv_max_value_bytes: usize,
+    /// Whether route queries go to the registry in batches (it runs on a thread of its own).
+    pub batch_route_queries: bool,
 }
 
 impl From<&Settings> for DispatchOptions {
     fn from(s: &Settings) -> Self {
         Self {
-            response_serialization: s.response_serialization().unwrap_or(ResponseSerialization::SameAsRequest),
-            response_version: s.response_version,
-            max_inflated_body_bytes: s.max_inflated_body_bytes,
-            decode_large_bodies_off_thread: match s.large_body_decode.to_ascii_lowercase().as_str() {
-                "blocking" => true,
-                "inline" => false,
-                // Only where this process may use another core (its CPU affinity included).
-                _ => std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+            response_serialization: match s.response_serialize_type {
+                ResponseSerializeType::Request => None,
+                ResponseSerializeType::Json => Some(SerializeType::Json),
+                ResponseSerializeType::RocketMq => Some(SerializeType::RocketMq),
             },
+            response_version: s.response_version,
+            body_limits: BodyLimits {
+                max_inflated_bytes: s.max_inflated_body_bytes,
+                max_topics: s.max_topics_per_broker,
+            },
+            body_decode: s.large_body_decode,
+            kv_max_value_bytes: s.kv_max_value_bytes,
+            batch_route_queries: s.connection_threads() > 1,
         }
     }
 }
@@ -111,55 +140,47 @@ impl From<&Settings> for DispatchOptions {
 /// The actors a request can reach.
 #[derive(Clone)]
 pub struct Actors {
+    /// Route state.
     pub registry: RegistryHandle,
+    /// The KV config store.
     pub kv: KvHandle,
+    /// The runtime configuration.
     pub config: ConfigHandle,
 }
 
 /// Turns requests into actor messages and answers into responses. Cheap to clone.
 #[derive(Clone)]
 pub struct Dispatcher {
+    /// The actors requests are sent to.
     actors: Actors,
+    /// Settings fixed at start.
     options: Arc<DispatchOptions>,
-    in_flight: Arc<AtomicUsize>,
+    /// One permit per core: large register bodies decoded on the blocking pool at once.
     large_decodes: Arc<tokio::sync::Semaphore>,
+    /// Access control, when on.
+    acl: Option<Arc<Acl>>,
 }
 
 type Outcome = Result<RemotingCommand, RequestError>;
-
-/// Counts a request as in flight until dropped, even if its future is cancelled.
-struct InFlight(Arc<AtomicUsize>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
 
 impl Dispatcher {
     /// A dispatcher in front of `actors`.
     pub fn new(actors: Actors, options: DispatchOptions) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self {
-            actors,
-            options: Arc::new(options),
-            in_flight: Arc::new(AtomicUsize::new(0)),
-            large_decodes: Arc::new(tokio::sync::Semaphore::new(cores)),
-        }
+        let large_decodes = Arc::new(tokio::sync::Semaphore::new(cores));
+        Self { actors, options: Arc::new(options), large_decodes, acl: None }
     }
 
-    /// Requests being handled right now, across every connection.
-    pub fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Relaxed)
+    /// This dispatcher with access control checking every request first.
+    pub fn with_acl(self, acl: Arc<Acl>) -> Self {
+        Self { acl: Some(acl), ..self }
     }
 
     /// Handles one request; `None` for oneway requests, which are never answered.
-    pub async fn dispatch(self, conn: ConnId, request: RemotingCommand) -> Option<RemotingCommand> {
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
-        let _guard = InFlight(self.in_flight.clone());
-        let outcome = self.handle(conn, &request).await;
+    pub async fn dispatch(self, origin: Origin, request: RemotingCommand) -> Option<RemotingCommand> {
+        let outcome = self.handle(origin, &request).await;
         let mut response = outcome.unwrap_or_else(|e| {
-            debug!(conn = conn.0, code = request.code, error = %e, "request failed");
+            debug!(code = request.code, error = %e, "request failed");
             RemotingCommand::response(e.code(), Some(e.to_string()))
         });
         if request.is_oneway() {
@@ -169,40 +190,44 @@ impl Dispatcher {
         response.flag |= FLAG_RESPONSE;
         response.language = Some(LanguageCode::Java);
         response.version = self.options.response_version;
-        response.serialize_type = match self.options.response_serialization {
-            ResponseSerialization::SameAsRequest => request.serialize_type,
-            ResponseSerialization::Fixed(t) => t,
-        };
+        response.serialize_type = self.options.response_serialization.unwrap_or(request.serialize_type);
         Some(response)
     }
 
-    async fn handle(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+    async fn handle(&self, origin: Origin, req: &RemotingCommand) -> Outcome {
         use RequestCode::*;
+        let conn = origin.conn;
+        let caller = match &self.acl {
+            Some(acl) => acl.admit(origin.peer, req)?,
+            None => Caller::Unchecked,
+        };
         let Some(code) = RequestCode::from_i32(req.code) else {
             return Err(RequestError::NotSupported(req.code));
         };
+        // The frequent codes are awaited in place; the rest are boxed, so that the future every
+        // request allocates stays small (register and config futures are kilobytes).
         match code {
-            PutKvConfig => self.put_kv_config(conn, req).await,
-            GetKvConfig => self.get_kv_config(conn, req).await,
-            DeleteKvConfig => self.delete_kv_config(conn, req).await,
-            GetKvlistByNamespace => self.get_kv_list(conn, req).await,
-            UpdateNamesrvConfig => self.update_config(conn, req).await,
-            GetNamesrvConfig => self.get_config(conn).await,
-            RegisterBroker => self.register_broker(conn, req).await,
-            UnregisterBroker => self.unregister_broker(conn, req).await,
-            QueryDataVersion => self.query_data_version(conn, req).await,
-            BrokerHeartbeat => self.broker_heartbeat(conn, req).await,
-            RegisterTopicInNamesrv => self.register_topic(conn, req).await,
             GetRouteinfoByTopic => self.route_info(conn, req).await,
+            BrokerHeartbeat => self.broker_heartbeat(conn, req).await,
+            QueryDataVersion => self.query_data_version(conn, req).await,
             GetBrokerClusterInfo => self.cluster_info(conn).await,
-            GetBrokerMemberGroup => self.member_group(conn, req).await,
-            WipeWritePermOfBroker | AddWritePermOfBroker => self.write_perm(conn, req, code).await,
-            DeleteTopicInNamesrv => self.delete_topic(conn, req).await,
-            GetAllTopicListFromNameserver => self.all_topics(conn).await,
-            GetTopicsByCluster => self.topics_by_cluster(conn, req).await,
-            GetSystemTopicListFromNs => self.system_topics(conn).await,
+            PutKvConfig => Box::pin(self.put_kv_config(conn, req)).await,
+            GetKvConfig => Box::pin(self.get_kv_config(conn, req)).await,
+            DeleteKvConfig => Box::pin(self.delete_kv_config(conn, req)).await,
+            GetKvlistByNamespace => Box::pin(self.get_kv_list(conn, req)).await,
+            UpdateNamesrvConfig => Box::pin(self.update_config(origin, req)).await,
+            GetNamesrvConfig => Box::pin(self.get_config(conn)).await,
+            RegisterBroker => Box::pin(self.register_broker(origin, req, &caller)).await,
+            UnregisterBroker => Box::pin(self.unregister_broker(origin, req, &caller)).await,
+            RegisterTopicInNamesrv => Box::pin(self.register_topic(origin, req, &caller)).await,
+            GetBrokerMemberGroup => Box::pin(self.member_group(conn, req)).await,
+            WipeWritePermOfBroker | AddWritePermOfBroker => Box::pin(self.write_perm(conn, req, code)).await,
+            DeleteTopicInNamesrv => Box::pin(self.delete_topic(conn, req)).await,
+            GetAllTopicListFromNameserver => Box::pin(self.all_topics(conn)).await,
+            GetTopicsByCluster => Box::pin(self.topics_by_cluster(conn, req)).await,
+            GetSystemTopicListFromNs => Box::pin(self.system_topics(conn)).await,
             GetUnitTopicList | GetHasUnitSubTopicList | GetHasUnitSubUnunitTopicList => {
-                self.unit_topics(conn, code).await
+                Box::pin(self.unit_topics(conn, code)).await
             }
             NotifyMinBrokerIdChange => Err(RequestError::NotSupported(req.code)),
         }
@@ -224,7 +249,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn crc_check_value_matches_the_spec() {
+    fn crc_check_value_is_the_standard_one() {
         assert_eq!(body_crc32(b"123456789"), 1_274_296_614);
     }
 
@@ -232,7 +257,9 @@ mod tests {
     fn errors_map_to_javas_codes_and_remarks() {
         assert_eq!(RequestError::NotSupported(99999).to_string(), " request type 99999 not supported");
         assert_eq!(RequestError::NotSupported(1).code(), ResponseCode::RequestCodeNotSupported);
-        assert_eq!(RequestError::BlackListed.code(), ResponseCode::NoPermission);
+        let black = RequestError::Config(ConfigError::Update(UpdateError::BlackListed("x".into())));
+        assert_eq!(black.code(), ResponseCode::NoPermission);
+        assert_eq!(black.to_string(), "Can not update config in black list.");
         assert_eq!(RequestError::CrcMismatch.code(), ResponseCode::SystemError);
     }
 }

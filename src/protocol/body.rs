@@ -1,16 +1,17 @@
-//! Request bodies: the REGISTER_BROKER body in all its encodings (spec §4) and DataVersion.
+//! Request bodies in JSON: the plain REGISTER_BROKER body (Java's `RegisterBrokerBody`), the
+//! REGISTER_TOPIC_IN_NAMESRV and QUERY_DATA_VERSION bodies, and the types every form of the
+//! register body decodes into.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use thiserror::Error;
 
 use super::code::version;
-use super::compressed::decode_compressed;
-use super::lenient::quote_bare_keys;
+use super::lenient::{int_key_map, lenient_i64, parse_lenient};
 use crate::model::{DataVersion, QueueData, TopicQueueMappingInfo, TopicTable};
 
 /// A body that cannot be read; answered with SYSTEM_ERROR, the connection stays open.
@@ -31,6 +32,41 @@ pub enum BodyError {
     /// A topic line of the compressed form does not have the expected fields.
     #[error("bad topic config line: {0:?}")]
     TopicLine(String),
+    /// The compressed stream inflates at a ratio no register body has (a compression bomb).
+    #[error("compressed body inflates more than {ratio}:1")]
+    AbsurdRatio { ratio: usize },
+    /// More topics than one registration may carry.
+    #[error("too many topics: more than {max}")]
+    TooManyTopics { max: usize },
+}
+
+/// Bounds on what decoding a register body may produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyLimits {
+    /// Largest inflated size of a compressed body.
+    pub max_inflated_bytes: usize,
+    /// Most topics.
+    pub max_topics: usize,
+}
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        BodyLimits { max_inflated_bytes: 64 * 1024 * 1024, max_topics: 200_000 }
+    }
+}
+
+thread_local! {
+    /// The topic cap of the body being decoded on this thread: serde's `deserialize_with`
+    /// functions take no context, and decoding is synchronous, so the cap rides here.
+    static MAX_TOPICS: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// Runs `decode` with `max_topics` as the topic cap of the JSON topic tables it reads.
+pub(super) fn with_topic_cap<T>(max_topics: usize, decode: impl FnOnce() -> T) -> T {
+    let previous = MAX_TOPICS.with(|cap| cap.replace(max_topics));
+    let out = decode();
+    MAX_TOPICS.with(|cap| cap.set(previous));
+    out
 }
 
 /// What a REGISTER_BROKER body carries, whatever its encoding.
@@ -47,46 +83,34 @@ pub struct RegisterBody {
 }
 
 impl RegisterBody {
-    /// An order-independent fingerprint of the topic names, to tell whether a re-registration
-    /// lists the same topics as the previous one without comparing them in the registry.
+    /// An order-independent fingerprint of the topic table (names and queue data), to tell
+    /// whether a re-registration lists what the previous one did without comparing topics in
+    /// the registry. Seeded once per process at random (foldhash, as the route tables), so peers
+    /// cannot aim for collisions, and cheap: about 10 ns a topic.
     pub fn topics_fingerprint(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
+        use std::hash::{BuildHasher, Hash, Hasher};
+        static KEYS: std::sync::OnceLock<hashbrown::DefaultHashBuilder> = std::sync::OnceLock::new();
+        let keys = KEYS.get_or_init(Default::default);
         let mut sum = self.topics.len() as u64;
         for topic in self.topics.iter() {
-            let mut h = std::hash::DefaultHasher::new();
-            topic.name.hash(&mut h);
+            let mut h = keys.build_hasher();
+            (topic.key, topic.name).hash(&mut h);
+            let q = &topic.queue;
+            (q.read_queue_nums, q.write_queue_nums, q.perm, q.topic_sys_flag).hash(&mut h);
             sum = sum.wrapping_add(h.finish());
         }
         sum
     }
 }
 
-/// Decodes a REGISTER_BROKER body as Java's handler does (spec §2.3.6 step 3).
-///
-/// `compressed` is the header flag. A body that fails as JSON but looks deflated is tried as
-/// compressed too: 5.x brokers with `compressedRegister=true` deflate while sending `false`.
-pub fn decode_register_body(
-    body: Option<&[u8]>,
-    compressed: bool,
-    request_version: i32,
-    max_inflated_bytes: usize,
-) -> Result<RegisterBody, BodyError> {
-    let Some(body) = body.filter(|b| !b.is_empty()) else {
-        return Ok(RegisterBody::default());
-    };
+/// Decodes the plain JSON forms: a `RegisterBrokerBody`, or for brokers older than V3_0_11
+/// the bare `TopicConfigSerializeWrapper`.
+pub fn decode_json_form(body: &[u8], request_version: i32) -> Result<RegisterBody, BodyError> {
     if request_version < version::V3_0_11 {
         return Ok(parse_lenient::<WrapperJson>(body)?.into_body(None));
     }
-    if compressed {
-        return decode_compressed(body, request_version, max_inflated_bytes);
-    }
-    match parse_lenient::<RegisterBodyJson>(body) {
-        Ok(json) => Ok(json.topic_config_serialize_wrapper.into_body(json.filter_server_list)),
-        Err(e) if body.first() != Some(&b'{') => {
-            decode_compressed(body, request_version, max_inflated_bytes).map_err(|_| BodyError::Json(e))
-        }
-        Err(e) => Err(e.into()),
-    }
+    let json = parse_lenient::<RegisterBodyJson>(body)?;
+    Ok(json.topic_config_serialize_wrapper.into_body(json.filter_server_list))
 }
 
 /// Parses a REGISTER_TOPIC_IN_NAMESRV body (a TopicRouteData) into (broker name, queues) pairs.
@@ -97,16 +121,68 @@ pub fn decode_register_topic_body(body: &[u8]) -> Result<Vec<(String, QueueData)
 
 /// Parses a DataVersion body (QUERY_DATA_VERSION).
 pub fn decode_data_version(body: &[u8]) -> Result<DataVersion, BodyError> {
-    Ok(parse_lenient(body)?)
+    Ok(parse_lenient::<DataVersionJson>(body)?.into())
 }
 
-/// Parses fastjson-written JSON, accepting bare integer keys. Valid JSON, the common case,
-/// parses in one pass; only a body that fails is scanned for bare keys and parsed again.
-pub fn parse_lenient<T: DeserializeOwned>(body: &[u8]) -> Result<T, serde_json::Error> {
-    serde_json::from_slice(body).or_else(|e| match quote_bare_keys(body) {
-        Cow::Owned(quoted) => serde_json::from_slice(&quoted),
-        Cow::Borrowed(_) => Err(e),
-    })
+/// A DataVersion as brokers write it: numbers may come as strings, fields may be missing.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub(super) struct DataVersionJson {
+    #[serde(deserialize_with = "lenient_i64")]
+    counter: i64,
+    #[serde(deserialize_with = "lenient_i64")]
+    state_version: i64,
+    #[serde(deserialize_with = "lenient_i64")]
+    timestamp: i64,
+}
+
+impl From<DataVersionJson> for DataVersion {
+    fn from(v: DataVersionJson) -> Self {
+        DataVersion { counter: v.counter, state_version: v.state_version, timestamp: v.timestamp }
+    }
+}
+
+/// A TopicQueueMappingInfo as brokers write it (bare integer keys in `currIdMap`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(super) struct MappingInfoJson {
+    topic: String,
+    scope: String,
+    total_queues: i32,
+    bname: String,
+    epoch: i64,
+    dirty: bool,
+    #[serde(deserialize_with = "int_key_map")]
+    curr_id_map: BTreeMap<i64, i64>,
+}
+
+impl Default for MappingInfoJson {
+    fn default() -> Self {
+        let d = TopicQueueMappingInfo::default();
+        Self {
+            topic: d.topic,
+            scope: d.scope,
+            total_queues: d.total_queues,
+            bname: d.bname,
+            epoch: d.epoch,
+            dirty: d.dirty,
+            curr_id_map: d.curr_id_map,
+        }
+    }
+}
+
+impl From<MappingInfoJson> for TopicQueueMappingInfo {
+    fn from(m: MappingInfoJson) -> Self {
+        TopicQueueMappingInfo {
+            topic: m.topic,
+            scope: m.scope,
+            total_queues: m.total_queues,
+            bname: m.bname,
+            epoch: m.epoch,
+            dirty: m.dirty,
+            curr_id_map: m.curr_id_map,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -121,15 +197,15 @@ struct RegisterBodyJson {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 struct WrapperJson {
-    data_version: Option<DataVersion>,
+    data_version: Option<DataVersionJson>,
     #[serde(deserialize_with = "topic_table")]
     topic_config_table: TopicTable,
-    topic_queue_mapping_info_map: Option<HashMap<String, TopicQueueMappingInfo>>,
+    topic_queue_mapping_info_map: Option<HashMap<String, MappingInfoJson>>,
 }
 
 /// Static-topic mappings in topic order.
-fn sorted_mappings(map: Option<HashMap<String, TopicQueueMappingInfo>>) -> Vec<(String, TopicQueueMappingInfo)> {
-    let mut mappings: Vec<_> = map.unwrap_or_default().into_iter().collect();
+fn sorted_mappings(map: Option<HashMap<String, MappingInfoJson>>) -> Vec<(String, TopicQueueMappingInfo)> {
+    let mut mappings: Vec<_> = map.unwrap_or_default().into_iter().map(|(t, m)| (t, m.into())).collect();
     mappings.sort_by(|a, b| a.0.cmp(&b.0));
     mappings
 }
@@ -139,7 +215,7 @@ impl WrapperJson {
         let mappings = sorted_mappings(self.topic_queue_mapping_info_map);
         RegisterBody {
             topics: self.topic_config_table,
-            data_version: self.data_version.unwrap_or_default(),
+            data_version: self.data_version.map(DataVersion::from).unwrap_or_default(),
             filter_servers,
             mappings,
         }
@@ -199,9 +275,13 @@ fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<TopicTable, D::Error> 
             Ok(TopicTable::default())
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut topics = TopicTable::with_capacity(map.size_hint().unwrap_or(16));
+            let max = MAX_TOPICS.with(std::cell::Cell::get);
+            let mut topics = TopicTable::with_capacity(map.size_hint().unwrap_or(16).min(max));
             while let Some((key, tc)) = map.next_entry::<Key<'de>, Option<TopicConfigJson<'de>>>()? {
                 if let Some(tc) = tc {
+                    if topics.len() >= max {
+                        return Err(de::Error::custom(BodyError::TooManyTopics { max }));
+                    }
                     topics.push_parts(&key.0, tc.topic_name.as_deref(), tc.queue());
                 }
             }
@@ -209,27 +289,6 @@ fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<TopicTable, D::Error> 
         }
     }
     d.deserialize_any(TableVisitor)
-}
-
-/// An i64 written as a number or as a decimal string (fastjson reads both).
-pub fn lenient_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-    match serde_json::Value::deserialize(d)? {
-        serde_json::Value::Number(n) => {
-            n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)).ok_or_else(|| de::Error::custom("not an integer"))
-        }
-        serde_json::Value::String(s) => s.trim().parse().map_err(de::Error::custom),
-        serde_json::Value::Null => Ok(0),
-        other => Err(de::Error::custom(format!("expected an integer, got {other}"))),
-    }
-}
-
-/// A map with integer keys (quoted after the bare-key pre-pass) and integer values.
-pub fn int_key_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<i64, i64>, D::Error> {
-    let raw: Option<HashMap<String, i64>> = Option::deserialize(d)?;
-    raw.unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| k.trim().parse().map(|k| (k, v)).map_err(de::Error::custom))
-        .collect()
 }
 
 /// The part of a TopicRouteData body REGISTER_TOPIC_IN_NAMESRV uses.
@@ -269,13 +328,29 @@ impl QueueDataJson {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::register_body::decode_register_body;
+
+    fn limits(max_inflated_bytes: usize) -> BodyLimits {
+        BodyLimits { max_inflated_bytes, max_topics: 1000 }
+    }
+
+    #[test]
+    fn a_json_body_with_more_topics_than_the_cap_is_refused() {
+        let table: Vec<String> = (0..3).map(|i| format!(r#""T{i}":{{"topicName":"T{i}"}}"#)).collect();
+        let body = format!(r#"{{"topicConfigSerializeWrapper":{{"topicConfigTable":{{{}}}}}}}"#, table.join(","));
+        let capped = BodyLimits { max_inflated_bytes: 1 << 20, max_topics: 2 };
+        let err = decode_register_body(Some(body.as_bytes()), false, 479, capped).unwrap_err();
+        assert!(err.to_string().contains("too many topics: more than 2"), "{err}");
+        let fits = BodyLimits { max_topics: 3, ..capped };
+        assert_eq!(decode_register_body(Some(body.as_bytes()), false, 479, fits).unwrap().topics.len(), 3);
+    }
 
     #[test]
     fn plain_json_body_with_bare_keys_and_old_spelling_decodes() {
         let body = br#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":"5","timestamp":17},
             "topicConfigTable":{"A":{"topicName":"A","readQueueNums":8,"writeQueueNums":8,"perm":6,"topicSynFlag":3},"B":{}},
             "topicQueueMappingInfoMap":{"A":{"bname":"b","currIdMap":{0:0,1:1},"epoch":9,"topic":"A","totalQueues":2}}}}"#;
-        let decoded = decode_register_body(Some(body), false, 479, 1 << 20).unwrap();
+        let decoded = decode_register_body(Some(body), false, 479, limits(1 << 20)).unwrap();
         assert_eq!(decoded.data_version.counter, 5);
         assert_eq!(decoded.topics.len(), 2);
         let a = decoded.topics.iter().find(|t| t.key == "A").unwrap();
@@ -289,8 +364,8 @@ mod tests {
     #[test]
     fn old_versions_send_a_bare_wrapper_and_no_body_is_empty() {
         let body = br#"{"dataVersion":{"counter":1},"topicConfigTable":{"T":{"topicName":"T"}}}"#;
-        let decoded = decode_register_body(Some(body), false, 0, 1 << 20).unwrap();
+        let decoded = decode_register_body(Some(body), false, 0, limits(1 << 20)).unwrap();
         assert_eq!(decoded.topics.len(), 1);
-        assert_eq!(decode_register_body(None, false, 479, 1).unwrap(), RegisterBody::default());
+        assert_eq!(decode_register_body(None, false, 479, limits(1)).unwrap(), RegisterBody::default());
     }
 }

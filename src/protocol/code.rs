@@ -1,97 +1,62 @@
-//! Request, response and language codes with their wire numbers (spec §1.2, §1.7, §2.3).
+//! Request, response and language codes with their wire numbers (Java's `RequestCode`,
+//! `ResponseCode` and `LanguageCode`).
 
-/// The request codes the NameServer serves, with the numbers Java's `RequestCode` gives them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RequestCode {
-    PutKvConfig = 100,
-    GetKvConfig = 101,
-    DeleteKvConfig = 102,
-    RegisterBroker = 103,
-    UnregisterBroker = 104,
-    GetRouteinfoByTopic = 105,
-    GetBrokerClusterInfo = 106,
-    WipeWritePermOfBroker = 205,
-    GetAllTopicListFromNameserver = 206,
-    DeleteTopicInNamesrv = 216,
-    RegisterTopicInNamesrv = 217,
-    GetKvlistByNamespace = 219,
-    GetTopicsByCluster = 224,
-    GetSystemTopicListFromNs = 304,
-    GetUnitTopicList = 311,
-    GetHasUnitSubTopicList = 312,
-    GetHasUnitSubUnunitTopicList = 313,
-    UpdateNamesrvConfig = 318,
-    GetNamesrvConfig = 319,
-    QueryDataVersion = 322,
-    AddWritePermOfBroker = 327,
-    GetBrokerMemberGroup = 901,
-    BrokerHeartbeat = 904,
-    NotifyMinBrokerIdChange = 905,
+/// Declares [`RequestCode`] once: variant, wire number and Java constant name.
+macro_rules! request_codes {
+    ($($variant:ident = $number:literal => $name:literal,)+) => {
+        /// The request codes the NameServer serves, with the numbers Java's `RequestCode` gives them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum RequestCode {
+            $(#[doc = $name] $variant = $number,)+
+        }
+
+        impl RequestCode {
+            /// Every request code, in numeric order.
+            pub const ALL: &'static [RequestCode] = &[$(Self::$variant,)+];
+
+            /// Maps a wire number to a known request code.
+            pub fn from_i32(code: i32) -> Option<Self> {
+                match code {
+                    $($number => Some(Self::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// The Java constant name, used in logs so they can be searched against the Java source.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)+
+                }
+            }
+        }
+    };
 }
 
-impl RequestCode {
-    /// Every request code, in numeric order.
-    pub const ALL: [RequestCode; 24] = [
-        Self::PutKvConfig,
-        Self::GetKvConfig,
-        Self::DeleteKvConfig,
-        Self::RegisterBroker,
-        Self::UnregisterBroker,
-        Self::GetRouteinfoByTopic,
-        Self::GetBrokerClusterInfo,
-        Self::WipeWritePermOfBroker,
-        Self::GetAllTopicListFromNameserver,
-        Self::DeleteTopicInNamesrv,
-        Self::RegisterTopicInNamesrv,
-        Self::GetKvlistByNamespace,
-        Self::GetTopicsByCluster,
-        Self::GetSystemTopicListFromNs,
-        Self::GetUnitTopicList,
-        Self::GetHasUnitSubTopicList,
-        Self::GetHasUnitSubUnunitTopicList,
-        Self::UpdateNamesrvConfig,
-        Self::GetNamesrvConfig,
-        Self::QueryDataVersion,
-        Self::AddWritePermOfBroker,
-        Self::GetBrokerMemberGroup,
-        Self::BrokerHeartbeat,
-        Self::NotifyMinBrokerIdChange,
-    ];
-
-    /// Maps a wire number to a known request code.
-    pub fn from_i32(code: i32) -> Option<Self> {
-        Self::ALL.iter().copied().find(|c| *c as i32 == code)
-    }
-
-    /// The Java constant name, used in logs so they can be searched against the Java source.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::PutKvConfig => "PUT_KV_CONFIG",
-            Self::GetKvConfig => "GET_KV_CONFIG",
-            Self::DeleteKvConfig => "DELETE_KV_CONFIG",
-            Self::RegisterBroker => "REGISTER_BROKER",
-            Self::UnregisterBroker => "UNREGISTER_BROKER",
-            Self::GetRouteinfoByTopic => "GET_ROUTEINFO_BY_TOPIC",
-            Self::GetBrokerClusterInfo => "GET_BROKER_CLUSTER_INFO",
-            Self::WipeWritePermOfBroker => "WIPE_WRITE_PERM_OF_BROKER",
-            Self::GetAllTopicListFromNameserver => "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
-            Self::DeleteTopicInNamesrv => "DELETE_TOPIC_IN_NAMESRV",
-            Self::RegisterTopicInNamesrv => "REGISTER_TOPIC_IN_NAMESRV",
-            Self::GetKvlistByNamespace => "GET_KVLIST_BY_NAMESPACE",
-            Self::GetTopicsByCluster => "GET_TOPICS_BY_CLUSTER",
-            Self::GetSystemTopicListFromNs => "GET_SYSTEM_TOPIC_LIST_FROM_NS",
-            Self::GetUnitTopicList => "GET_UNIT_TOPIC_LIST",
-            Self::GetHasUnitSubTopicList => "GET_HAS_UNIT_SUB_TOPIC_LIST",
-            Self::GetHasUnitSubUnunitTopicList => "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
-            Self::UpdateNamesrvConfig => "UPDATE_NAMESRV_CONFIG",
-            Self::GetNamesrvConfig => "GET_NAMESRV_CONFIG",
-            Self::QueryDataVersion => "QUERY_DATA_VERSION",
-            Self::AddWritePermOfBroker => "ADD_WRITE_PERM_OF_BROKER",
-            Self::GetBrokerMemberGroup => "GET_BROKER_MEMBER_GROUP",
-            Self::BrokerHeartbeat => "BROKER_HEARTBEAT",
-            Self::NotifyMinBrokerIdChange => "NOTIFY_MIN_BROKER_ID_CHANGE",
-        }
-    }
+request_codes! {
+    PutKvConfig = 100 => "PUT_KV_CONFIG",
+    GetKvConfig = 101 => "GET_KV_CONFIG",
+    DeleteKvConfig = 102 => "DELETE_KV_CONFIG",
+    RegisterBroker = 103 => "REGISTER_BROKER",
+    UnregisterBroker = 104 => "UNREGISTER_BROKER",
+    GetRouteinfoByTopic = 105 => "GET_ROUTEINFO_BY_TOPIC",
+    GetBrokerClusterInfo = 106 => "GET_BROKER_CLUSTER_INFO",
+    WipeWritePermOfBroker = 205 => "WIPE_WRITE_PERM_OF_BROKER",
+    GetAllTopicListFromNameserver = 206 => "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
+    DeleteTopicInNamesrv = 216 => "DELETE_TOPIC_IN_NAMESRV",
+    RegisterTopicInNamesrv = 217 => "REGISTER_TOPIC_IN_NAMESRV",
+    GetKvlistByNamespace = 219 => "GET_KVLIST_BY_NAMESPACE",
+    GetTopicsByCluster = 224 => "GET_TOPICS_BY_CLUSTER",
+    GetSystemTopicListFromNs = 304 => "GET_SYSTEM_TOPIC_LIST_FROM_NS",
+    GetUnitTopicList = 311 => "GET_UNIT_TOPIC_LIST",
+    GetHasUnitSubTopicList = 312 => "GET_HAS_UNIT_SUB_TOPIC_LIST",
+    GetHasUnitSubUnunitTopicList = 313 => "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
+    UpdateNamesrvConfig = 318 => "UPDATE_NAMESRV_CONFIG",
+    GetNamesrvConfig = 319 => "GET_NAMESRV_CONFIG",
+    QueryDataVersion = 322 => "QUERY_DATA_VERSION",
+    AddWritePermOfBroker = 327 => "ADD_WRITE_PERM_OF_BROKER",
+    GetBrokerMemberGroup = 901 => "GET_BROKER_MEMBER_GROUP",
+    BrokerHeartbeat = 904 => "BROKER_HEARTBEAT",
+    NotifyMinBrokerIdChange = 905 => "NOTIFY_MIN_BROKER_ID_CHANGE",
 }
 
 /// The response codes the NameServer answers with (Java `ResponseCode` / `RemotingSysResponseCode`).
@@ -104,6 +69,23 @@ pub enum ResponseCode {
     NoPermission = 16,
     TopicNotExist = 17,
     QueryNotFound = 22,
+}
+
+impl ResponseCode {
+    /// Maps a wire number to a known response code.
+    pub fn from_i32(code: i32) -> Option<Self> {
+        [
+            Self::Success,
+            Self::SystemError,
+            Self::SystemBusy,
+            Self::RequestCodeNotSupported,
+            Self::NoPermission,
+            Self::TopicNotExist,
+            Self::QueryNotFound,
+        ]
+        .into_iter()
+        .find(|c| *c as i32 == code)
+    }
 }
 
 /// The sender's language as carried in every header; the order gives the wire number.
@@ -159,10 +141,12 @@ impl LanguageCode {
     }
 }
 
-/// MQVersion ordinals the NameServer compares against (spec §1.8).
+/// MQVersion ordinals the NameServer compares against (Java's `MQVersion.Version`).
 pub mod version {
     /// V3_0_11: from here on the register body is a `RegisterBrokerBody`.
     pub const V3_0_11: i32 = 37;
+    /// V4_9_3: clients up to here did not sign `_UNIQUE_KEY_QUERY` (Java's `PlainAccessResource`).
+    pub const V4_9_3: i32 = 399;
     /// V4_9_4: from here on route bodies use standard JSON.
     pub const V4_9_4: i32 = 401;
     /// V5_0_0: from here on a compressed register body carries a mapping section.
@@ -177,9 +161,11 @@ mod tests {
 
     #[test]
     fn request_codes_round_trip_through_numbers() {
-        for code in RequestCode::ALL {
+        for code in RequestCode::ALL.iter().copied() {
             assert_eq!(RequestCode::from_i32(code as i32), Some(code));
         }
+        assert_eq!(RequestCode::ALL.len(), 24);
+        assert_eq!(RequestCode::GetRouteinfoByTopic.name(), "GET_ROUTEINFO_BY_TOPIC");
         assert_eq!(RequestCode::from_i32(99999), None);
         assert_eq!(RequestCode::RegisterBroker as i32, 103);
     }

@@ -1,4 +1,4 @@
-//! Framing of `RemotingCommand`s on a TCP stream (spec §1.1).
+//! Framing of `RemotingCommand`s on a TCP stream (Java's `RemotingCommand` encode/decode).
 //!
 //! ```text
 //! +----------------+----------------------+------------------+-----------------+
@@ -129,6 +129,13 @@ impl Encoder<RemotingCommand> for RemotingCodec {
     }
 }
 
+/// The size of the frame whose start is buffered in `src` (length field included), once its
+/// length field has arrived; `None` before that or for a length that is not positive.
+pub fn announced_frame_bytes(src: &[u8]) -> Option<usize> {
+    let prefix: [u8; 4] = src.get(..4)?.try_into().ok()?;
+    usize::try_from(i32::from_be_bytes(prefix)).ok().map(|len| len + 4)
+}
+
 /// Appends one complete frame for `cmd` to `dst`, using `cmd.serialize_type` for the header.
 pub fn encode_frame(cmd: &RemotingCommand, dst: &mut BytesMut) -> Result<(), CodecError> {
     let mut header = Vec::with_capacity(160);
@@ -172,7 +179,7 @@ mod tests {
 
     #[test]
     fn json_frame_matches_the_java_hex_vector() {
-        // Spec §1.2: the Java client's GET_ROUTEINFO_BY_TOPIC frame.
+        // The Java client's GET_ROUTEINFO_BY_TOPIC frame with a JSON header.
         let expected =
             hex("00 00 00 88 00 00 00 84 7b 22 63 6f 64 65 22 3a 31 30 35 2c 22 65 78 74 46 69 65 6c 64 73 22 3a \
              7b 22 74 6f 70 69 63 22 3a 22 54 6f 70 69 63 54 65 73 74 22 7d 2c 22 66 6c 61 67 22 3a 30 2c 22 \
@@ -187,7 +194,7 @@ mod tests {
 
     #[test]
     fn binary_frame_matches_the_java_hex_vector() {
-        // Spec §1.3: the same request with a binary header.
+        // The same request with a ROCKETMQ binary header (Java's `RocketMQSerializable`).
         let expected = hex("00 00 00 2d 01 00 00 29 00 69 00 01 df 00 00 00 2a 00 00 00 00 00 00 00 00 \
              00 00 00 14 00 05 74 6f 70 69 63 00 00 00 09 54 6f 70 69 63 54 65 73 74");
         assert_eq!(expected.len(), 49);

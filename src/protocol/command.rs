@@ -9,7 +9,7 @@ pub const FLAG_RESPONSE: i32 = 1;
 /// Flag bit 1: the request is oneway and must never be answered.
 pub const FLAG_ONEWAY: i32 = 2;
 
-/// How a header is serialized; the high byte of the frame's second word (spec §1.1).
+/// How a header is serialized; the high byte of the frame's second word (Java's `RemotingCommand` framing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SerializeType {
     Json = 0,
@@ -26,7 +26,7 @@ impl SerializeType {
     }
 }
 
-/// The custom header fields of a command: every value is a string (spec §1.6).
+/// The custom header fields of a command: every value is a string (Java's `makeCustomHeaderToNet`).
 ///
 /// Kept as a small vector: headers hold a handful of keys and lookups are linear anyway.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

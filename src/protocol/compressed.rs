@@ -1,22 +1,36 @@
-//! The compressed REGISTER_BROKER body (spec §4.2): a zlib or raw-deflate stream of
-//! length-prefixed parts, with topic configs as space-separated lines.
+//! The compressed REGISTER_BROKER body (Java's `RegisterBrokerBody.encode(true)`): a zlib or
+//! raw-deflate stream of length-prefixed parts, with topic configs as space-separated lines.
 
 use std::io::Read;
 
 use flate2::read::{DeflateDecoder, ZlibDecoder};
 
-use super::body::{parse_lenient, BodyError, RegisterBody};
+use super::body::{BodyError, BodyLimits, DataVersionJson, MappingInfoJson, RegisterBody};
 use super::code::version;
-use crate::model::{TopicConfig, TopicQueueMappingInfo, TopicTable};
+use super::lenient::parse_lenient;
+use crate::model::{DataVersion, TopicConfig, TopicQueueMappingInfo, TopicTable};
 
-/// Inflates a zlib stream (what Java writes) or raw deflate (what rocketmq-rust writes).
+/// Inflated sizes above this must stay within [`MAX_RATIO`] of the compressed size.
+const RATIO_FLOOR_BYTES: usize = 1024 * 1024;
+
+/// No register body compresses better than this; a stream that does is a compression bomb.
+const MAX_RATIO: usize = 500;
+
+/// Inflates a zlib stream (what Java writes) or raw deflate (what rocketmq-rust writes),
+/// stopping at `limit` bytes and at an absurd ratio.
 fn inflate(body: &[u8], limit: usize) -> Result<Vec<u8>, BodyError> {
+    let ratio_cap = body.len().saturating_mul(MAX_RATIO).max(RATIO_FLOOR_BYTES);
+    let cap = limit.min(ratio_cap);
     let looks_zlib = body.len() >= 2 && body[0] & 0x0F == 8 && (u16::from(body[0]) << 8 | u16::from(body[1])) % 31 == 0;
     let read_all = |reader: &mut dyn Read| -> Result<Vec<u8>, BodyError> {
-        let mut out = Vec::with_capacity(body.len().saturating_mul(4).min(limit));
-        reader.take(limit as u64 + 1).read_to_end(&mut out).map_err(BodyError::Inflate)?;
-        if out.len() > limit {
-            return Err(BodyError::InflatedTooLarge { limit });
+        let mut out = Vec::with_capacity(body.len().saturating_mul(4).min(cap));
+        reader.take(cap as u64 + 1).read_to_end(&mut out).map_err(BodyError::Inflate)?;
+        if out.len() > cap {
+            return Err(if cap == limit {
+                BodyError::InflatedTooLarge { limit }
+            } else {
+                BodyError::AbsurdRatio { ratio: MAX_RATIO }
+            });
         }
         Ok(out)
     };
@@ -62,12 +76,16 @@ impl<'a> Stream<'a> {
     }
 }
 
-/// The compressed layout of spec §4.2.
-pub(super) fn decode_compressed(body: &[u8], request_version: i32, limit: usize) -> Result<RegisterBody, BodyError> {
-    let inflated = inflate(body, limit)?;
+/// The compressed layout: dataVersion JSON, topic count, topic lines, filter server JSON, and
+/// from V5_0_0 on, a count of static-topic mappings as JSON.
+pub fn decode_compressed(body: &[u8], request_version: i32, limits: BodyLimits) -> Result<RegisterBody, BodyError> {
+    let inflated = inflate(body, limits.max_inflated_bytes)?;
     let mut s = Stream { buf: &inflated };
-    let data_version = parse_lenient(s.chunk("dataVersion")?)?;
+    let data_version = DataVersion::from(parse_lenient::<DataVersionJson>(s.chunk("dataVersion")?)?);
     let topic_count = s.count("topic count")?;
+    if topic_count > limits.max_topics {
+        return Err(BodyError::TooManyTopics { max: limits.max_topics });
+    }
     let mut topics = TopicTable::with_capacity(topic_count);
     for _ in 0..topic_count {
         let tc = parse_topic_line(s.chunk("topic config")?)?;
@@ -78,7 +96,7 @@ pub(super) fn decode_compressed(body: &[u8], request_version: i32, limit: usize)
     if request_version >= version::V5_0_0 {
         let count = s.count("mapping count")?;
         for _ in 0..count {
-            let info: TopicQueueMappingInfo = parse_lenient(s.chunk("mapping")?)?;
+            let info = TopicQueueMappingInfo::from(parse_lenient::<MappingInfoJson>(s.chunk("mapping")?)?);
             mappings.push((info.topic.clone(), info));
         }
     }
@@ -106,13 +124,31 @@ fn parse_topic_line(line: &[u8]) -> Result<TopicConfig, BodyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::DataVersion;
-    use crate::protocol::body::decode_register_body;
+    use crate::protocol::register_body::decode_register_body;
+
+    fn limits(max_inflated_bytes: usize) -> BodyLimits {
+        BodyLimits { max_inflated_bytes, max_topics: 1000 }
+    }
+
+    #[test]
+    fn a_compression_bomb_stops_at_an_absurd_ratio_and_a_topic_count_over_the_cap_is_refused() {
+        let mut zlib = ZlibEncoder::new(Vec::new(), Compression::best());
+        zlib.write_all(&vec![0u8; 4 << 20]).unwrap();
+        let bomb = zlib.finish().unwrap();
+        let err = decode_register_body(Some(&bomb), true, 479, limits(64 << 20)).unwrap_err();
+        assert!(matches!(err, BodyError::AbsurdRatio { ratio: 500 }), "{err}");
+        let mut zlib = ZlibEncoder::new(Vec::new(), Compression::best());
+        zlib.write_all(&example_stream()).unwrap();
+        let one_topic = zlib.finish().unwrap();
+        let none_allowed = BodyLimits { max_inflated_bytes: 1 << 20, max_topics: 0 };
+        let err = decode_register_body(Some(&one_topic), true, 479, none_allowed).unwrap_err();
+        assert!(matches!(err, BodyError::TooManyTopics { max: 0 }), "{err}");
+    }
     use flate2::write::{DeflateEncoder, ZlibEncoder};
     use flate2::Compression;
     use std::io::Write;
 
-    /// Spec §4.2 worked example: the inflated stream for one topic.
+    /// The inflated stream of a one-topic registration, as a 5.x Java broker writes it.
     fn example_stream() -> Vec<u8> {
         let mut s = Vec::new();
         let dv = br#"{"counter":5,"stateVersion":0,"timestamp":1700000000123}"#;
@@ -129,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_example_stream_is_107_bytes_and_decodes_from_zlib_and_raw_deflate() {
+    fn a_one_topic_stream_is_107_bytes_and_decodes_from_zlib_and_raw_deflate() {
         let stream = example_stream();
         assert_eq!(stream.len(), 107);
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::best());
@@ -137,7 +173,7 @@ mod tests {
         let mut raw = DeflateEncoder::new(Vec::new(), Compression::best());
         raw.write_all(&stream).unwrap();
         for body in [zlib.finish().unwrap(), raw.finish().unwrap()] {
-            let decoded = decode_register_body(Some(&body), true, 479, 1 << 20).unwrap();
+            let decoded = decode_register_body(Some(&body), true, 479, limits(1 << 20)).unwrap();
             assert_eq!(decoded.data_version, DataVersion { counter: 5, state_version: 0, timestamp: 1700000000123 });
             assert_eq!(decoded.topics.len(), 1);
             let topic = decoded.topics.iter().next().unwrap();
@@ -147,11 +183,11 @@ mod tests {
     }
 
     #[test]
-    fn spec_base64_vector_decodes() {
+    fn a_java_written_base64_vector_decodes() {
         let b64 = "eNpjYGCwqFZKzi/NK0ktUrIy1VEqLkksSQ1LLSrOzM9TsjLQUSrJzE0FCuYWKFkZmhtAgaGRcS0DAwMjEMuG5BdkJocA1SiYAKGZQrCnn7uPa3yIo7tCNUgRU3QskGQAAFURG2s=";
         let body = base64_decode(b64);
         assert_eq!(&body[..2], &[0x78, 0xda]);
-        let decoded = decode_register_body(Some(&body), true, 479, 1 << 20).unwrap();
+        let decoded = decode_register_body(Some(&body), true, 479, limits(1 << 20)).unwrap();
         assert_eq!(decoded.topics.iter().next().unwrap().name, "TopicTest");
     }
 
@@ -161,21 +197,27 @@ mod tests {
         for cut in [3, 20, 70, 100] {
             let mut zlib = ZlibEncoder::new(Vec::new(), Compression::fast());
             zlib.write_all(&stream[..cut]).unwrap();
-            assert!(decode_register_body(Some(&zlib.finish().unwrap()), true, 479, 1 << 20).is_err(), "cut {cut}");
+            assert!(
+                decode_register_body(Some(&zlib.finish().unwrap()), true, 479, limits(1 << 20)).is_err(),
+                "cut {cut}"
+            );
         }
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::fast());
         zlib.write_all(&vec![0u8; 10_000]).unwrap();
         let bomb = zlib.finish().unwrap();
-        assert!(matches!(decode_register_body(Some(&bomb), true, 479, 1000), Err(BodyError::InflatedTooLarge { .. })));
+        assert!(matches!(
+            decode_register_body(Some(&bomb), true, 479, limits(1000)),
+            Err(BodyError::InflatedTooLarge { .. })
+        ));
     }
 
     #[test]
     fn deflated_body_sent_with_compressed_false_is_still_read() {
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::best());
         zlib.write_all(&example_stream()).unwrap();
-        let decoded = decode_register_body(Some(&zlib.finish().unwrap()), false, 479, 1 << 20).unwrap();
+        let decoded = decode_register_body(Some(&zlib.finish().unwrap()), false, 479, limits(1 << 20)).unwrap();
         assert_eq!(decoded.topics.len(), 1);
-        assert!(decode_register_body(Some(b"{not json"), false, 479, 1 << 20).is_err());
+        assert!(decode_register_body(Some(b"{not json"), false, 479, limits(1 << 20)).is_err());
     }
 
     fn base64_decode(s: &str) -> Vec<u8> {

@@ -1,4 +1,4 @@
-//! Typed request headers read from `extFields`, with Java's leniency (spec §1.6).
+//! Typed request headers read from `extFields`, with the leniency of Java's `decodeCommandCustomHeader`.
 
 use thiserror::Error;
 
@@ -51,7 +51,7 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// REGISTER_BROKER's header (spec §2.3.6).
+/// REGISTER_BROKER's header (Java's `RegisterBrokerRequestHeader`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegisterBrokerHeader {
     pub broker_name: String,

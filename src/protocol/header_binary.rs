@@ -1,4 +1,4 @@
-//! The ROCKETMQ binary header (serialize type 1), big-endian, laid out as in spec §1.3:
+//! The ROCKETMQ binary header (serialize type 1), big-endian, laid out as Java's `RocketMQSerializable` writes it:
 //!
 //! ```text
 //! code:i16 | language:u8 | version:i16 | opaque:i32 | flag:i32 |

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::code::LanguageCode;
 use super::command::{ExtFields, RemotingCommand, SerializeType};
-use super::json::{push_field, push_str, JsonStyle};
+use super::json::{push_decimal, push_field, push_str, JsonStyle};
 
 /// The fields of a JSON header; anything else in the object is ignored, any order is accepted.
 #[derive(Deserialize)]
@@ -49,7 +49,7 @@ pub fn decode(header: &[u8]) -> Result<RemotingCommand, serde_json::Error> {
 pub fn encode(cmd: &RemotingCommand, out: &mut Vec<u8>) {
     let style = JsonStyle::Fastjson;
     out.extend_from_slice(b"{\"code\":");
-    out.extend_from_slice(cmd.code.to_string().as_bytes());
+    push_decimal(out, cmd.code);
     if let Some(ext) = &cmd.ext_fields {
         out.extend_from_slice(b",\"extFields\":{");
         for (i, (k, v)) in ext.iter().enumerate() {
@@ -63,21 +63,21 @@ pub fn encode(cmd: &RemotingCommand, out: &mut Vec<u8>) {
         out.push(b'}');
     }
     out.extend_from_slice(b",\"flag\":");
-    out.extend_from_slice(cmd.flag.to_string().as_bytes());
+    push_decimal(out, cmd.flag);
     if let Some(language) = cmd.language {
         out.push(b',');
         push_field(out, "language");
         push_str(out, language.name(), style);
     }
     out.extend_from_slice(b",\"opaque\":");
-    out.extend_from_slice(cmd.opaque.to_string().as_bytes());
+    push_decimal(out, cmd.opaque);
     if let Some(remark) = &cmd.remark {
         out.push(b',');
         push_field(out, "remark");
         push_str(out, remark, style);
     }
     out.extend_from_slice(b",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-    out.extend_from_slice(cmd.version.to_string().as_bytes());
+    push_decimal(out, cmd.version);
     out.push(b'}');
 }
 

@@ -1,4 +1,4 @@
-//! Hand-written JSON output in the two styles RocketMQ clients expect (spec §3.4).
+//! Hand-written JSON output in the two styles RocketMQ clients expect from fastjson.
 //!
 //! `Fastjson` is fastjson's default output: bare numeric map keys, raw non-ASCII.
 //! `Standard` is the `acceptStandardJsonOnly` output: quoted keys, `\uXXXX` for non-ASCII, `\/`.
@@ -50,13 +50,22 @@ pub fn push_str(out: &mut Vec<u8>, s: &str, style: JsonStyle) {
             None => {
                 let mut units = [0u16; 2];
                 for unit in ch.encode_utf16(&mut units) {
-                    out.extend_from_slice(format!("\\u{:04X}", unit).as_bytes());
+                    push_unicode_escape(out, *unit);
                 }
             }
         }
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Appends `\uXXXX` with upper-case hex digits, as fastjson writes them.
+fn push_unicode_escape(out: &mut Vec<u8>, unit: u16) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.extend_from_slice(b"\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[usize::from((unit >> shift) & 0xF)]);
+    }
 }
 
 /// Appends an object key (`"name":`) that is a plain ASCII field name.
@@ -80,22 +89,8 @@ pub fn push_int_key(out: &mut Vec<u8>, key: i64, style: JsonStyle) {
 }
 
 /// Appends the decimal digits of `n` without allocating.
-pub fn push_decimal(out: &mut Vec<u8>, n: i64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut rest = n.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&buf[i..]);
+pub fn push_decimal(out: &mut Vec<u8>, n: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// Appends an integer value; standard style quotes longs beyond 2^53-1 like fastjson does.
@@ -115,15 +110,21 @@ pub fn push_bool(out: &mut Vec<u8>, value: bool) {
     out.extend_from_slice(if value { b"true" } else { b"false" });
 }
 
-/// Appends a JSON array of strings.
-pub fn push_str_array<'a>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'a str>, style: JsonStyle) {
-    out.push(b'[');
+/// Appends `items` separated by commas, each written by `write`: the body of every JSON array
+/// and object the NameServer writes.
+pub fn push_joined<T>(out: &mut Vec<u8>, items: impl IntoIterator<Item = T>, mut write: impl FnMut(&mut Vec<u8>, T)) {
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        push_str(out, item, style);
+        write(out, item);
     }
+}
+
+/// Appends a JSON array of strings.
+pub fn push_str_array<'a>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'a str>, style: JsonStyle) {
+    out.push(b'[');
+    push_joined(out, items, |out, item| push_str(out, item, style));
     out.push(b']');
 }
 
@@ -155,7 +156,7 @@ mod tests {
 
     #[test]
     fn decimals_are_written_without_allocating_and_right() {
-        for n in [0, 7, -7, 10, 479, i64::MAX, i64::MIN] {
+        for n in [0i64, 7, -7, 10, 479, i64::MAX, i64::MIN] {
             let mut out = Vec::new();
             push_decimal(&mut out, n);
             assert_eq!(String::from_utf8(out).unwrap(), n.to_string());

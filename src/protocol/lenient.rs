@@ -1,6 +1,41 @@
-//! Leniency for fastjson-written input: bare integer object keys (`{0:"a"}`, spec §3.4).
+//! Leniency for fastjson-written input: bare integer object keys (`{0:"a"}`), numbers written
+//! as strings, and a parser that accepts both (Java reads all of them through fastjson).
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+
+use serde::de::{self, DeserializeOwned, Deserializer};
+use serde::Deserialize;
+
+/// Parses fastjson-written JSON, accepting bare integer keys. Valid JSON, the common case,
+/// parses in one pass; only a body that fails is scanned for bare keys and parsed again.
+pub fn parse_lenient<T: DeserializeOwned>(body: &[u8]) -> Result<T, serde_json::Error> {
+    serde_json::from_slice(body).or_else(|e| match quote_bare_keys(body) {
+        Cow::Owned(quoted) => serde_json::from_slice(&quoted),
+        Cow::Borrowed(_) => Err(e),
+    })
+}
+
+/// An i64 written as a number or as a decimal string (fastjson reads both); `null` is 0.
+pub fn lenient_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Number(n) => {
+            n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)).ok_or_else(|| de::Error::custom("not an integer"))
+        }
+        serde_json::Value::String(s) => s.trim().parse().map_err(de::Error::custom),
+        serde_json::Value::Null => Ok(0),
+        other => Err(de::Error::custom(format!("expected an integer, got {other}"))),
+    }
+}
+
+/// A map with integer keys (quoted after the bare-key pre-pass) and integer values.
+pub fn int_key_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<i64, i64>, D::Error> {
+    let raw: Option<HashMap<String, i64>> = Option::deserialize(d)?;
+    raw.unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| k.trim().parse().map(|k| (k, v)).map_err(de::Error::custom))
+        .collect()
+}
 
 /// Returns `input` with every bare integer object key wrapped in quotes, so serde_json reads it.
 ///

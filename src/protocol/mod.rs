@@ -1,5 +1,6 @@
 //! The RocketMQ remoting protocol: framing, headers, codes and bodies. No I/O and no state.
 
+pub mod acl_signature;
 pub mod body;
 pub mod code;
 pub mod codec;
@@ -10,6 +11,9 @@ pub mod header_binary;
 pub mod header_json;
 pub mod json;
 pub mod lenient;
+pub mod register_body;
+pub mod response_body;
+pub mod sniff;
 
 pub use code::{LanguageCode, RequestCode, ResponseCode};
 pub use codec::{CodecError, RemotingCodec};

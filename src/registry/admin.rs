@@ -1,4 +1,5 @@
-//! Admin changes and topic queries on the tables (spec §2.3.10–2.3.18, §5.10–5.11).
+//! Admin changes and topic queries on the tables (Java's `RouteInfoManager` wipe/add write
+//! perm, deleteTopic, registerTopic and the topic lists).
 
 use std::collections::BTreeMap;
 
@@ -37,67 +38,68 @@ impl RouteTables {
     /// brokers; without, the whole topic. Static-topic mappings stay, as in Java.
     pub fn delete_topic(&mut self, topic: &str, cluster: Option<&str>) {
         let brokers: Vec<String> = match cluster {
-            Some(cluster) => {
-                self.clusters.get(cluster).map(|names| names.iter().cloned().collect()).unwrap_or_default()
-            }
-            None => self.topic_queues.get(topic).map(|q| q.keys().cloned().collect()).unwrap_or_default(),
+            Some(cluster) => self.cluster(cluster).map(|names| names.iter().cloned().collect()).unwrap_or_default(),
+            None => self.queues(topic).map(|q| q.names().map(str::to_owned).collect()).unwrap_or_default(),
         };
         for broker in brokers {
-            if self.remove_queue(topic, &broker) {
-                self.pruned.insert(broker);
-            }
+            self.remove_queue(topic, &broker);
         }
     }
 
-    /// REGISTER_TOPIC_IN_NAMESRV: puts each broker's queues, stopping at the first broker the
-    /// NameServer does not know (earlier ones stay, as in Java). Returns how many were put.
+    /// REGISTER_TOPIC_IN_NAMESRV, as Java's `registerTopic`: an existing topic takes each
+    /// broker's queues up to the first broker the NameServer does not know (earlier ones stay);
+    /// a new topic is created only when every broker is known. Returns how many were put.
     pub fn register_topic(&mut self, topic: &str, queues: &[(String, QueueData)]) -> usize {
-        let mut put = 0;
-        for (broker, queue) in queues {
-            if !self.brokers.contains_key(broker) {
-                break;
-            }
-            self.put_queue(topic, broker, *queue);
-            put += 1;
+        let known = queues.iter().take_while(|(broker, _)| self.group(broker).is_some()).count();
+        if self.queues(topic).is_none() && known < queues.len() {
+            return 0;
         }
-        put
+        for (broker, queue) in &queues[..known] {
+            self.put_queue(topic, broker, *queue);
+        }
+        known
     }
 
     /// Every topic, sorted.
     pub fn all_topics(&self) -> Vec<String> {
-        let mut topics: Vec<String> = self.topic_queues.keys().cloned().collect();
+        let mut topics: Vec<String> = self.topic_names().map(str::to_owned).collect();
         topics.sort();
         topics
     }
 
     /// Topics with queues on any broker of `cluster`, sorted; empty for an unknown cluster.
     pub fn topics_by_cluster(&self, cluster: &str) -> Vec<String> {
-        let Some(names) = self.clusters.get(cluster) else {
+        let Some(names) = self.cluster(cluster) else {
             return Vec::new();
         };
-        let mut topics: Vec<String> = names.iter().flat_map(|name| self.topics_of(name)).collect();
+        let mut topics: Vec<String> =
+            names.iter().flat_map(|name| self.topics_of(name)).map(|t| String::from(&*t)).collect();
         topics.sort();
         topics.dedup();
         topics
     }
 
-    /// The system topic list: every cluster and broker name, plus the address of the first
-    /// broker group (by name) that has members, at its lowest id.
+    /// The system topic list, as Java's `getSystemTopicList`: every cluster name and the broker
+    /// names the cluster table lists, plus the address of the first broker group (by name)
+    /// that has members, at its lowest id.
     pub fn system_topics(&self) -> (Vec<String>, Option<String>) {
-        let mut topics: Vec<String> = self.clusters.keys().chain(self.brokers.keys()).cloned().collect();
+        let mut topics: Vec<String> = self
+            .clusters()
+            .flat_map(|(cluster, names)| std::iter::once(cluster).chain(names.iter().map(String::as_str)))
+            .map(str::to_owned)
+            .collect();
         topics.sort();
         topics.dedup();
-        let addr = self.brokers.values().find_map(|b| b.broker_addrs.values().next().cloned());
+        let addr = self.groups().find_map(|b| b.broker_addrs.values().next().cloned());
         (topics, addr)
     }
 
     /// Unit-topic lists, judged by each topic's first queue data (lowest broker name).
     pub fn unit_topics(&self, filter: UnitFilter) -> Vec<String> {
         let mut topics: Vec<String> = self
-            .topic_queues
-            .iter()
+            .topics()
             .filter(|(_, queues)| {
-                queues.values().next().is_some_and(|q| {
+                queues.iter().next().is_some_and(|(_, q)| {
                     let flag = q.topic_sys_flag;
                     match filter {
                         UnitFilter::Unit => flag & FLAG_UNIT != 0,
@@ -106,7 +108,7 @@ impl RouteTables {
                     }
                 })
             })
-            .map(|(topic, _)| topic.clone())
+            .map(|(topic, _)| topic.to_owned())
             .collect();
         topics.sort();
         topics
@@ -114,6 +116,6 @@ impl RouteTables {
 
     /// The addresses of group `broker`, empty when unknown (GET_BROKER_MEMBER_GROUP).
     pub fn member_addrs(&self, broker: &str) -> BTreeMap<i64, String> {
-        self.brokers.get(broker).map(|b| b.broker_addrs.clone()).unwrap_or_default()
+        self.group(broker).map(|b| b.broker_addrs.clone()).unwrap_or_default()
     }
 }

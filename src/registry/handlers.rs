@@ -3,48 +3,71 @@
 use tracing::{debug, info};
 
 use super::messages::*;
-use super::view::{encode_member_group, encode_topic_list};
 use super::RouteRegistry;
 use crate::mailbox::Apply;
+use crate::metrics::Removal;
+use crate::protocol::response_body::{encode_member_group, encode_topic_list};
 
 impl Apply<RouteRegistry> for RegisterBroker {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let now = registry.now_ms();
         let reg = self.registration;
+        if let Some(bound) = registry.tables.bound_elsewhere(&reg.broker_name, &reg.addr, reg.access_key.as_deref()) {
+            debug!(broker = %reg.broker_name, addr = %reg.addr, "registration refused: {bound}");
+            return Err(bound);
+        }
         let (name, addr, cluster, id, topics) =
             (reg.broker_name.clone(), reg.addr.clone(), reg.cluster.clone(), reg.broker_id, reg.body.topics.len());
         let mut outcome = registry.tables.register_broker(reg, now);
+        if let Some(m) = &registry.metrics {
+            m.registration(outcome.is_some());
+        }
         match &mut outcome {
             Some(o) => {
+                if let Some(old) = &o.replaced {
+                    registry.count_removed(Removal::Unregistered, 1);
+                    let b = &old.broker;
+                    info!(
+                        broker = %b.broker_name, cluster = %b.cluster, by = %name, by_cluster = %cluster, addr = %addr,
+                        "address reused: {} replaced by {} at {}", b.broker_name, name, addr
+                    );
+                }
                 if o.newly_live {
-                    info!(broker = %name, addr = %addr, cluster = %cluster, id, topics, conn = self.conn.0, "broker registered");
+                    info!(broker = %name, addr = %addr, cluster = %cluster, id, topics, "broker registered");
                 } else {
                     debug!(broker = %name, addr = %addr, id, topics, "broker re-registered");
                 }
                 if registry.tables.options().return_order_topic_config_to_broker {
-                    o.order_topic_config = registry.tables.order_kv_body.clone();
+                    o.order_topic_config = registry.tables.order_kv_body().cloned();
                 }
             }
             None => {
                 info!(broker = %name, addr = %addr, id, topics, "registration rejected: first one with a single topic")
             }
         }
-        outcome
+        Ok(outcome)
     }
 }
 
 impl Apply<RouteRegistry> for UnregisterBroker {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        let result = registry.tables.unregister_from(self.conn, &self.broker);
-        match result {
-            Ok(true) => registry.log_removed("unregister request", std::slice::from_ref(&self.broker)),
-            Ok(false) => {}
-            Err(fenced) => info!(
-                broker = %self.broker.broker_name, addr = %self.broker.addr, conn = self.conn.0,
-                registered_over = fenced.registered_over.0, "unregister ignored: broker re-registered over another connection"
-            ),
+        let b = &self.broker;
+        if let Some(bound) = registry.tables.bound_elsewhere(&b.broker_name, &b.addr, self.access_key.as_deref()) {
+            debug!(broker = %b.broker_name, addr = %b.addr, "unregistration refused: {bound}");
+            return Err(bound);
         }
-        result
+        let known = registry.tables.unregister_broker(b);
+        if known {
+            registry.count_removed(Removal::Unregistered, 1);
+            registry.log_removed("unregister request", std::slice::from_ref(b));
+        }
+        Ok(known)
+    }
+}
+
+impl Apply<RouteRegistry> for AttachConnection {
+    fn apply(self, registry: &mut RouteRegistry) {
+        registry.connections.insert(self.conn, self.closer);
     }
 }
 
@@ -56,9 +79,21 @@ impl Apply<RouteRegistry> for GetRouteInfo {
         }
         let body = match &self.zone {
             Some(zone) => registry.tables.zone_route_body(&self.topic, self.style, zone),
-            None => registry.tables.route_body(&self.topic, self.style),
+            None => {
+                let cached = registry.tables.cached_route(&self.topic, self.style);
+                if let Some(m) = &registry.metrics {
+                    if cached.is_some() { &m.route_cache_hits } else { &m.route_cache_misses }.inc();
+                }
+                cached.or_else(|| registry.tables.route_body(&self.topic, self.style))
+            }
         };
         body.map_or(RouteAnswer::NotFound, RouteAnswer::Found)
+    }
+}
+
+impl Apply<RouteRegistry> for RouteBatch {
+    fn apply(self, registry: &mut RouteRegistry) -> Vec<RouteAnswer> {
+        self.queries.into_iter().map(|query| query.apply(registry)).collect()
     }
 }
 
@@ -84,30 +119,27 @@ impl Apply<RouteRegistry> for BrokerHeartbeat {
 
 impl Apply<RouteRegistry> for ConnectionClosed {
     fn apply(self, registry: &mut RouteRegistry) {
-        let removed = registry.tables.connection_closed(self.conn);
+        registry.connections.remove(&self.conn);
+        let removed: Vec<_> = registry.tables.connection_closed(self.conn).into_iter().map(|r| r.broker).collect();
+        registry.count_removed(Removal::ConnectionClosed, removed.len());
         registry.log_removed("connection closed", &removed);
     }
 }
 
 impl Apply<RouteRegistry> for WipeWritePerm {
     fn apply(self, registry: &mut RouteRegistry) -> usize {
-        let count = registry.tables.wipe_write_perm(&self.broker);
-        info!(broker = %self.broker, topics = count, "write permission wiped");
-        count
+        registry.tables.wipe_write_perm(&self.broker)
     }
 }
 
 impl Apply<RouteRegistry> for AddWritePerm {
     fn apply(self, registry: &mut RouteRegistry) -> usize {
-        let count = registry.tables.add_write_perm(&self.broker);
-        info!(broker = %self.broker, topics = count, "write permission added");
-        count
+        registry.tables.add_write_perm(&self.broker)
     }
 }
 
 impl Apply<RouteRegistry> for DeleteTopic {
     fn apply(self, registry: &mut RouteRegistry) {
-        info!(topic = %self.topic, cluster = ?self.cluster, "topic deleted");
         registry.tables.delete_topic(&self.topic, self.cluster.as_deref());
     }
 }
@@ -120,9 +152,8 @@ impl Apply<RouteRegistry> for RegisterTopic {
 
 impl Apply<RouteRegistry> for GetAllTopics {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        let tables = &registry.tables;
-        gate(tables.options().enable_all_topic_list)?;
-        Ok(encode_topic_list(&tables.all_topics(), None).into())
+        gate(registry.tables.options().enable_all_topic_list)?;
+        Ok(registry.tables.all_topics_body())
     }
 }
 
@@ -130,14 +161,16 @@ impl Apply<RouteRegistry> for GetTopicsByCluster {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let tables = &registry.tables;
         gate(tables.options().enable_topic_list)?;
-        Ok(self.cluster.map(|cluster| encode_topic_list(&tables.topics_by_cluster(&cluster), None).into()))
+        Ok(self.cluster.map(|cluster| {
+            encode_topic_list(tables.topics_by_cluster(&cluster).iter().map(String::as_str), None).into()
+        }))
     }
 }
 
 impl Apply<RouteRegistry> for GetSystemTopics {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let (topics, addr) = registry.tables.system_topics();
-        encode_topic_list(&topics, addr.as_deref()).into()
+        encode_topic_list(topics.iter().map(String::as_str), addr.as_deref()).into()
     }
 }
 
@@ -145,7 +178,7 @@ impl Apply<RouteRegistry> for GetUnitTopics {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let tables = &registry.tables;
         gate(tables.options().enable_topic_list)?;
-        Ok(encode_topic_list(&tables.unit_topics(self.filter), None).into())
+        Ok(encode_topic_list(tables.unit_topics(self.filter).iter().map(String::as_str), None).into())
     }
 }
 
@@ -175,5 +208,64 @@ fn gate(enabled: bool) -> Result<(), Disabled> {
         Ok(())
     } else {
         Err(Disabled)
+    }
+}
+
+impl Apply<RouteRegistry> for GetFigures {
+    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
+        let tables = &registry.tables;
+        let (topics, _, live) = tables.sizes();
+        crate::metrics::RegistryFigures {
+            brokers: live,
+            clusters: tables.clusters().count(),
+            topics,
+            route_cache_bytes: tables.route_cache_bytes(),
+        }
+    }
+}
+
+impl Apply<RouteRegistry> for ListBrokers {
+    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
+        let now = registry.now_ms();
+        let tables = &registry.tables;
+        let mut brokers: Vec<BrokerStatus> = tables
+            .live_entries()
+            .map(|(addr, l)| BrokerStatus {
+                cluster: l.cluster.clone(),
+                broker_name: l.broker_name.clone(),
+                broker_id: l.broker_id,
+                addr: addr.to_owned(),
+                version: l.version,
+                data_version: l.data_version.counter,
+                silent_ms: now.saturating_sub(l.last_update_ms),
+                timeout_ms: l.timeout_ms,
+                topics: tables.topic_count_of(&l.broker_name),
+                conn: l.conn.0,
+            })
+            .collect();
+        brokers
+            .sort_by(|a, b| (&a.cluster, &a.broker_name, a.broker_id).cmp(&(&b.cluster, &b.broker_name, b.broker_id)));
+        brokers
+    }
+}
+
+impl Apply<RouteRegistry> for FindTopics {
+    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
+        let mut topics: Vec<String> =
+            registry.tables.topic_names().filter(|t| t.contains(&self.contains)).map(str::to_owned).collect();
+        topics.sort();
+        topics.truncate(self.limit);
+        topics
+    }
+}
+
+impl Apply<RouteRegistry> for Ping {
+    fn apply(self, _: &mut RouteRegistry) {}
+}
+
+#[cfg(test)]
+impl Apply<RouteRegistry> for Stall {
+    fn apply(self, _: &mut RouteRegistry) {
+        std::thread::sleep(std::time::Duration::from_millis(self.millis));
     }
 }

@@ -1,9 +1,16 @@
-//! Removing brokers: UNREGISTER_BROKER, connection close and expiry (spec §5.7, §5.8, §5.13),
-//! and the heartbeat paths that keep them (spec §5.5).
+//! Removing brokers: UNREGISTER_BROKER, connection close and expiry (Java's
+//! `RouteInfoManager.unRegisterBroker`, `onChannelDestroy` and `scanNotActiveBroker`), the
+//! consistency pass of the expiry tick, and the heartbeats that keep brokers (BROKER_HEARTBEAT,
+//! QUERY_DATA_VERSION).
+//!
+//! One rule holds after every change: an address a group lists has a live registration, and a
+//! live registration's address is listed by some group. Java keeps either half-gone after some
+//! removals; here a removal takes the address out of every group that lists it.
 
-use super::messages::ConnId;
-use super::tables::{LiveKey, MinBrokerIdChange, RouteTables};
+use super::tables::RouteTables;
+use crate::mailbox::ConnId;
 use crate::model::{DataVersion, MASTER_ID};
+use crate::notifier::MinBrokerIdChange;
 
 /// Identifies one broker instance to remove.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,69 +21,92 @@ pub struct BrokerRef {
     pub broker_id: i64,
 }
 
-/// An unregister refused because the broker's live registration came over another connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fenced {
-    /// The connection of the live registration.
-    pub registered_over: ConnId,
-}
-
-/// A broker removed by expiry, with how long it had been silent.
+/// A broker removed because its connection closed or it went silent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expired {
+pub struct Removed {
     /// The removed instance.
     pub broker: BrokerRef,
-    /// Time since its last registration or heartbeat.
-    pub silent_ms: u64,
+    /// The connection of its latest registration.
+    pub conn: ConnId,
+    /// When its last registration or heartbeat arrived (ms on the registry clock).
+    pub last_update_ms: u64,
+}
+
+/// Addresses of each kind one slice of the consistency pass checks (see `heal_slice`).
+pub const HEAL_SLICE: usize = 2048;
+
+/// What the consistency pass repaired: each a sign of a bug elsewhere, so each is logged.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Healed {
+    /// (group, address) entries that had no live registration, removed.
+    pub unlive_addrs: Vec<(String, String)>,
+    /// Live registrations no group listed, dropped.
+    pub unlisted_live: Vec<String>,
 }
 
 impl RouteTables {
-    /// Removes one broker instance by address, and whatever it leaves empty. Returns true if
-    /// the instance was live or listed in its group.
+    /// UNREGISTER_BROKER, as Java applies it whatever connection it comes over: the live entry
+    /// of (cluster, addr) goes, and the address leaves the named group (any id). Then no group
+    /// keeps the address without a live entry, and a live entry no group lists goes. Returns
+    /// true if the instance was live or listed.
     pub fn unregister_broker(&mut self, b: &BrokerRef) -> bool {
-        let key = (b.cluster.clone(), b.addr.clone());
-        let was_live = self.live.remove(&key).is_some();
-        if self.filter_servers.remove(&key).is_some() {
-            self.touch_addr(&b.cluster, &b.addr);
-        }
-        let mut was_listed = false;
-        let mut group_empty = false;
-        if let Some(group) = self.brokers.get_mut(&b.broker_name) {
-            let min_changed = group.min_id() == Some(b.broker_id);
-            let before = group.broker_addrs.len();
-            group.broker_addrs.retain(|_, addr| *addr != b.addr);
-            was_listed = group.broker_addrs.len() != before;
-            group_empty = group.broker_addrs.is_empty();
-            let notify = self.options.notify_min_broker_id_changed && group.enable_acting_master;
-            if notify && min_changed && !group_empty {
-                self.outbox.push(MinBrokerIdChange::for_group(group, false, Some(b.addr.clone()), None));
-            }
-        }
-        if was_listed {
-            self.touch_broker(&b.broker_name);
-        }
-        if group_empty {
-            self.brokers.remove(&b.broker_name);
-            if let Some(names) = self.clusters.get_mut(&b.cluster) {
-                names.remove(&b.broker_name);
-                if names.is_empty() {
-                    self.clusters.remove(&b.cluster);
-                }
-            }
-            self.touch_clusters();
-            for topic in self.topics_of(&b.broker_name) {
-                self.remove_queue(&topic, &b.broker_name);
-            }
-            self.pruned.remove(&b.broker_name);
-        } else {
-            self.wipe_write_if_master_gone(&b.broker_name);
-        }
+        let was_live = self.take_live(&b.cluster, &b.addr).is_some();
+        self.set_filter_servers(&b.cluster, &b.addr, None);
+        let was_listed = self.leave_group(&b.broker_name, &b.cluster, &b.addr, Some(b.broker_id));
+        self.settle_addr(&b.addr);
         was_live || was_listed
     }
 
-    /// An acting-master group left without a master stops taking writes (spec §5.7).
+    /// After a removal at `addr`: without a live entry, no group may list it; a live entry no
+    /// group lists goes.
+    pub(super) fn settle_addr(&mut self, addr: &str) {
+        match self.live_at(addr) {
+            None => {
+                for name in self.groups_listing(addr) {
+                    let cluster = self.group(&name).map(|g| g.cluster.clone()).unwrap_or_default();
+                    self.set_filter_servers(&cluster, addr, None);
+                    self.leave_group(&name, &cluster, addr, None);
+                }
+            }
+            Some(live) if !self.is_listed(addr) => {
+                let cluster = live.cluster.clone();
+                self.take_live(&cluster, addr);
+                self.set_filter_servers(&cluster, addr, None);
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Takes `addr` out of group `name`; a group left empty goes, its name leaving `cluster`.
+    /// `id` is the id the removal named (Java compares it with the group's lowest id to decide
+    /// the notification); `None` takes the id the address has. Returns true if it was listed.
+    fn leave_group(&mut self, name: &str, cluster: &str, addr: &str, id: Option<i64>) -> bool {
+        let notify = self.options().notify_min_broker_id_changed;
+        let edited = self.edit_existing_group(name, |group| {
+            let id = id.or_else(|| group.broker_addrs.iter().find(|(_, a)| *a == addr).map(|(id, _)| *id));
+            let min_changed = id.is_some() && group.min_id() == id;
+            let before = group.broker_addrs.len();
+            group.broker_addrs.retain(|_, a| a != addr);
+            let empty = group.broker_addrs.is_empty();
+            let change = (notify && group.enable_acting_master && min_changed && !empty)
+                .then(|| MinBrokerIdChange::for_group(group, false, Some(addr.to_owned()), None));
+            (group.broker_addrs.len() != before, empty, change)
+        });
+        let (was_listed, group_empty, change) = edited.unwrap_or((false, false, None));
+        if let Some(change) = change {
+            self.notify(change);
+        }
+        if group_empty {
+            self.remove_group(name, cluster);
+        } else {
+            self.wipe_write_if_master_gone(name);
+        }
+        was_listed
+    }
+
+    /// An acting-master group left without a master stops taking writes.
     fn wipe_write_if_master_gone(&mut self, broker: &str) {
-        let Some(group) = self.brokers.get(broker) else {
+        let Some(group) = self.group(broker) else {
             return;
         };
         let master_gone = group.min_id().is_none_or(|id| id > MASTER_ID);
@@ -85,55 +115,99 @@ impl RouteTables {
         }
     }
 
-    /// UNREGISTER_BROKER received over `conn`. A broker whose latest registration came over
-    /// another connection has re-registered since this request was decided (a restart racing
-    /// its own shutdown, apache/rocketmq#11043), so it is left alone. Returns whether it was removed.
-    pub fn unregister_from(&mut self, conn: ConnId, b: &BrokerRef) -> Result<bool, Fenced> {
-        match self.live.get(&(b.cluster.clone(), b.addr.clone())) {
-            Some(live) if live.conn != conn => Err(Fenced { registered_over: live.conn }),
-            _ => Ok(self.unregister_broker(b)),
-        }
+    /// Removes the broker whose live entry is at `addr`, as its own unregister would.
+    pub(super) fn remove_live(&mut self, addr: &str) -> Option<Removed> {
+        let live = self.live_at(addr)?;
+        let (conn, last_update_ms) = (live.conn, live.last_update_ms);
+        let broker = BrokerRef {
+            cluster: live.cluster.clone(),
+            addr: addr.to_owned(),
+            broker_name: live.broker_name.clone(),
+            broker_id: live.broker_id,
+        };
+        self.unregister_broker(&broker);
+        Some(Removed { broker, conn, last_update_ms })
     }
 
-    /// Removes exactly the brokers whose latest registration came over `conn` (spec §5.8).
-    pub fn connection_closed(&mut self, conn: ConnId) -> Vec<BrokerRef> {
-        let keys: Vec<LiveKey> = self.live.iter().filter(|(_, l)| l.conn == conn).map(|(k, _)| k.clone()).collect();
-        keys.into_iter().filter_map(|key| self.remove_live(key)).collect()
+    /// Removes every broker whose latest registration came over `conn`, in address order
+    /// (Java's `onChannelDestroy` removes the first it finds).
+    pub fn connection_closed(&mut self, conn: ConnId) -> Vec<Removed> {
+        let mut addrs: Vec<String> =
+            self.live_entries().filter(|(_, l)| l.conn == conn).map(|(addr, _)| addr.to_owned()).collect();
+        addrs.sort();
+        addrs.iter().filter_map(|addr| self.remove_live(addr)).collect()
     }
 
-    /// Removes every broker silent past its timeout at `now_ms` (spec §5.13).
-    pub fn expire(&mut self, now_ms: u64) -> Vec<Expired> {
-        let stale: Vec<(LiveKey, u64)> = self
-            .live
-            .iter()
+    /// Whether a live registration came over `conn`.
+    pub fn carries_live(&self, conn: ConnId) -> bool {
+        self.live_entries().any(|(_, l)| l.conn == conn)
+    }
+
+    /// Removes every broker silent past its timeout at `now_ms`, in address order, and decides
+    /// to close their connections, as Java's `scanNotActiveBroker` does.
+    pub fn expire(&mut self, now_ms: u64) -> Vec<Removed> {
+        let mut stale: Vec<String> = self
+            .live_entries()
             .filter(|(_, l)| l.last_update_ms.saturating_add(l.timeout_ms) < now_ms)
-            .map(|(k, l)| (k.clone(), now_ms - l.last_update_ms))
+            .map(|(addr, _)| addr.to_owned())
             .collect();
-        stale
-            .into_iter()
-            .filter_map(|(key, silent_ms)| self.remove_live(key).map(|broker| Expired { broker, silent_ms }))
-            .collect()
+        stale.sort();
+        let removed: Vec<Removed> = stale.iter().filter_map(|addr| self.remove_live(addr)).collect();
+        for r in &removed {
+            self.close_connection(r.conn);
+        }
+        removed
     }
 
-    /// Unregisters the instance behind a live entry; an entry whose group forgot it just goes.
-    fn remove_live(&mut self, key: LiveKey) -> Option<BrokerRef> {
-        match self.find_broker(&key.0, &key.1) {
-            Some((broker_name, broker_id)) => {
-                let b = BrokerRef { cluster: key.0, addr: key.1, broker_name, broker_id };
-                self.unregister_broker(&b);
-                Some(b)
+    /// One slice of the consistency pass: of the addresses groups list and the live entries,
+    /// those at positions `from..from + len` (in the maps' order) are checked; a listed address
+    /// with no live registration and a live registration no group lists are removed. Nothing
+    /// should ever be found; what is, is reported. Returns where the next slice starts: 0 once
+    /// this one reached the end. Each expiry tick runs one slice, so a tick stays cheap however
+    /// many brokers there are, and every address is checked within a few ticks.
+    pub fn heal_slice(&mut self, from: usize, len: usize) -> (Healed, usize) {
+        let mut healed = Healed::default();
+        let unlive: Vec<String> =
+            self.listed_addrs().skip(from).take(len).filter(|a| self.live_at(a).is_none()).map(str::to_owned).collect();
+        for addr in unlive {
+            healed.unlive_addrs.extend(self.groups_listing(&addr).into_iter().map(|name| (name, addr.clone())));
+            self.settle_addr(&addr);
+        }
+        let unlisted: Vec<String> = self
+            .live_entries()
+            .skip(from)
+            .take(len)
+            .map(|(addr, _)| addr)
+            .filter(|addr| !self.is_listed(addr))
+            .map(str::to_owned)
+            .collect();
+        for addr in unlisted {
+            self.settle_addr(&addr);
+            healed.unlisted_live.push(addr);
+        }
+        let (listed, live) = self.addr_counts();
+        let next = if from + len < listed.max(live) { from + len } else { 0 };
+        (healed, next)
+    }
+
+    /// The whole consistency pass at once.
+    pub fn heal(&mut self) -> Healed {
+        let mut healed = Healed::default();
+        let mut from = 0;
+        loop {
+            let (slice, next) = self.heal_slice(from, HEAL_SLICE);
+            healed.unlive_addrs.extend(slice.unlive_addrs);
+            healed.unlisted_live.extend(slice.unlisted_live);
+            if next == 0 {
+                return healed;
             }
-            None => {
-                self.live.remove(&key);
-                self.filter_servers.remove(&key);
-                None
-            }
+            from = next;
         }
     }
 
     /// BROKER_HEARTBEAT: refreshes a live instance. Returns false for an unknown one.
     pub fn heartbeat(&mut self, cluster: &str, addr: &str, now_ms: u64) -> bool {
-        match self.live.get_mut(&(cluster.to_owned(), addr.to_owned())) {
+        match self.live_mut(cluster, addr) {
             Some(live) => {
                 live.last_update_ms = now_ms;
                 true
@@ -151,7 +225,7 @@ impl RouteTables {
         version: Option<&DataVersion>,
         now_ms: u64,
     ) -> (bool, Option<DataVersion>) {
-        match self.live.get_mut(&(cluster.to_owned(), addr.to_owned())) {
+        match self.live_mut(cluster, addr) {
             Some(live) => {
                 live.last_update_ms = now_ms;
                 (version != Some(&live.data_version), Some(live.data_version))

@@ -5,30 +5,51 @@
 use bytes::Bytes;
 
 use super::admin::UnitFilter;
-use super::liveness::{BrokerRef, Fenced};
+use super::binding::BoundElsewhere;
+use super::liveness::BrokerRef;
 use super::options::RegistryOptions;
 use super::register::{RegisterOutcome, Registration};
+use crate::mailbox::ConnId;
 use crate::model::{DataVersion, QueueData};
 use crate::protocol::json::JsonStyle;
 use crate::request;
 
-pub use crate::mailbox::ConnId;
-
-/// REGISTER_BROKER with its body already decoded; `None` answers a rejected registration.
+/// REGISTER_BROKER with its body already decoded; `None` answers a rejected registration, an
+/// error one for a broker live under another access key.
 #[derive(Debug)]
 pub struct RegisterBroker {
     pub conn: ConnId,
     pub registration: Registration,
 }
-request!(RegisterBroker, Option<RegisterOutcome>);
+request!(RegisterBroker, Result<Option<RegisterOutcome>, BoundElsewhere>);
 
-/// UNREGISTER_BROKER; answers whether the broker was known, or that a newer registration fenced it.
+/// UNREGISTER_BROKER, applied whatever connection it came over; answers whether the broker
+/// was known. With `access_key`, a broker live under another access key is not removed.
 #[derive(Debug)]
 pub struct UnregisterBroker {
     pub conn: ConnId,
     pub broker: BrokerRef,
+    pub access_key: Option<String>,
 }
-request!(UnregisterBroker, Result<bool, Fenced>);
+request!(UnregisterBroker, Result<bool, BoundElsewhere>);
+
+/// A connection about to carry broker registrations: the registry may close it later (when
+/// a broker registered over it expires). Sent before its first REGISTER_BROKER.
+#[derive(Debug)]
+pub struct AttachConnection {
+    pub conn: ConnId,
+    pub closer: actix::Recipient<CloseConnection>,
+}
+request!(AttachConnection, ());
+
+/// Sent by the registry to a connection it wants closed: a broker registered over it expired,
+/// and Java closes the channel of an expired broker so it reconnects and registers afresh.
+#[derive(Debug, actix::Message)]
+#[rtype(result = "()")]
+pub struct CloseConnection {
+    /// Why, for the connection's log line.
+    pub reason: &'static str,
+}
 
 /// What a route query finds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,14 +70,23 @@ pub struct GetRouteInfo {
     pub style: JsonStyle,
     pub zone: Option<String>,
 }
-request!(GetRouteInfo, RouteAnswer);
+request!(GetRouteInfo, RouteAnswer, query);
+
+/// Route queries of several connections of one I/O thread, answered in order: one message
+/// (and one thread wake-up each way) for all the queries that thread read in one turn.
+#[derive(Debug)]
+pub struct RouteBatch {
+    pub conn: ConnId,
+    pub queries: Vec<GetRouteInfo>,
+}
+request!(RouteBatch, Vec<RouteAnswer>, query);
 
 /// GET_BROKER_CLUSTER_INFO; answers the encoded ClusterInfo.
 #[derive(Debug)]
 pub struct GetClusterInfo {
     pub conn: ConnId,
 }
-request!(GetClusterInfo, Bytes);
+request!(GetClusterInfo, Bytes, query);
 
 /// QUERY_DATA_VERSION; answers (changed, stored version) and refreshes the broker.
 #[derive(Debug)]
@@ -127,7 +157,7 @@ pub struct Disabled;
 pub struct GetAllTopics {
     pub conn: ConnId,
 }
-request!(GetAllTopics, Result<Bytes, Disabled>);
+request!(GetAllTopics, Result<Bytes, Disabled>, query);
 
 /// GET_TOPICS_BY_CLUSTER. The switch is checked before the header, as in Java, so a missing
 /// `cluster` answers `Ok(None)` only when the list is enabled.
@@ -136,14 +166,14 @@ pub struct GetTopicsByCluster {
     pub conn: ConnId,
     pub cluster: Option<String>,
 }
-request!(GetTopicsByCluster, Result<Option<Bytes>, Disabled>);
+request!(GetTopicsByCluster, Result<Option<Bytes>, Disabled>, query);
 
 /// GET_SYSTEM_TOPIC_LIST_FROM_NS (not gated).
 #[derive(Debug)]
 pub struct GetSystemTopics {
     pub conn: ConnId,
 }
-request!(GetSystemTopics, Bytes);
+request!(GetSystemTopics, Bytes, query);
 
 /// The unit-topic lists.
 #[derive(Debug)]
@@ -151,7 +181,7 @@ pub struct GetUnitTopics {
     pub conn: ConnId,
     pub filter: UnitFilter,
 }
-request!(GetUnitTopics, Result<Bytes, Disabled>);
+request!(GetUnitTopics, Result<Bytes, Disabled>, query);
 
 /// GET_BROKER_MEMBER_GROUP; answers the encoded body (the cluster is echoed, not checked).
 #[derive(Debug)]
@@ -160,7 +190,7 @@ pub struct GetBrokerMemberGroup {
     pub cluster: String,
     pub broker: String,
 }
-request!(GetBrokerMemberGroup, Bytes);
+request!(GetBrokerMemberGroup, Bytes, query);
 
 /// The KV store's ORDER_TOPIC_CONFIG namespace changed (`None`: it does not exist).
 #[derive(Debug)]
@@ -177,3 +207,64 @@ pub struct ApplyOptions {
     pub options: RegistryOptions,
 }
 request!(ApplyOptions, ());
+
+/// The registry's counts, for `/metrics` and the status page.
+#[derive(Debug)]
+pub struct GetFigures {
+    pub conn: ConnId,
+}
+request!(GetFigures, crate::metrics::RegistryFigures, query);
+
+/// One live broker as the status page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BrokerStatus {
+    pub cluster: String,
+    pub broker_name: String,
+    pub broker_id: i64,
+    pub addr: String,
+    /// The MQVersion ordinal of its latest registration.
+    pub version: i32,
+    /// The dataVersion counter of its latest registration.
+    pub data_version: i64,
+    /// Milliseconds since its latest registration or heartbeat.
+    pub silent_ms: u64,
+    /// When it expires if it stays silent.
+    pub timeout_ms: u64,
+    /// Topics with its group's queue data.
+    pub topics: usize,
+    /// The connection its latest registration came over.
+    pub conn: u64,
+}
+
+/// Every live broker, sorted by cluster, name and id.
+#[derive(Debug)]
+pub struct ListBrokers {
+    pub conn: ConnId,
+}
+request!(ListBrokers, Vec<BrokerStatus>, query);
+
+/// Topics whose name contains `contains` (every topic when empty), sorted, at most `limit`.
+#[derive(Debug)]
+pub struct FindTopics {
+    pub conn: ConnId,
+    pub contains: String,
+    pub limit: usize,
+}
+request!(FindTopics, Vec<String>, query);
+
+/// A probe that the registry answers: it is not wedged.
+#[derive(Debug)]
+pub struct Ping {
+    pub conn: ConnId,
+}
+request!(Ping, (), query);
+
+/// Blocks the registry for `millis` (for testing liveness probes; nothing sends it otherwise).
+#[cfg(test)]
+#[derive(Debug)]
+pub struct Stall {
+    pub conn: ConnId,
+    pub millis: u64,
+}
+#[cfg(test)]
+request!(Stall, ());

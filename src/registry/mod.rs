@@ -5,26 +5,32 @@
 //! Outbound notifications the tables decide are handed to the `Notifier` after each message.
 
 pub mod admin;
+pub mod binding;
 pub mod cache;
 mod handlers;
+pub mod live;
 pub mod liveness;
 pub mod messages;
 pub mod options;
 pub mod register;
 pub mod tables;
+#[cfg(test)]
+mod tests;
 pub mod view;
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use tracing::{debug, info};
+use tracing::{debug, info, info_span, warn};
 
-use crate::mailbox::{handle_logged, Apply, Mailbox, Queued};
+use crate::mailbox::{handle_logged, Apply, ConnId, Mailbox, Queued, Timings};
+use crate::metrics::{Metrics, Removal};
 use crate::notifier::{NotifierHandle, SendMinBrokerIdChange};
 use liveness::BrokerRef;
-use messages::ConnId;
+use messages::CloseConnection;
 use options::RegistryOptions;
 use tables::RouteTables;
 
@@ -33,11 +39,24 @@ const MAILBOX_CAPACITY: usize = 65_536;
 
 /// The actor that owns the route tables.
 pub struct RouteRegistry {
+    /// Every route table; only this actor reads or changes them.
     tables: RouteTables,
+    /// The registry clock's zero: table times are milliseconds since then.
     started: Instant,
+    /// Period of the expiry tick.
     scan_interval: Duration,
+    /// Messages sent to this actor and not yet handled (shared with every `RegistryHandle`).
     queued: Arc<AtomicUsize>,
+    /// Handling time per message type.
+    timings: Timings,
+    /// Registrations, removals and route cache hits are counted here.
+    metrics: Option<Arc<Metrics>>,
+    /// Where decided NOTIFY_MIN_BROKER_ID_CHANGE messages go.
     notifier: NotifierHandle,
+    /// The open connections that carried registrations, to close one whose broker expired.
+    connections: HashMap<ConnId, Recipient<CloseConnection>>,
+    /// Where the next tick's slice of the consistency pass starts.
+    heal_from: usize,
 }
 
 /// The registry's address, counting queued messages.
@@ -45,37 +64,77 @@ pub type RegistryHandle = Mailbox<RouteRegistry>;
 
 impl RouteRegistry {
     /// Starts the registry on the current arbiter.
-    pub fn start(options: RegistryOptions, scan_interval: Duration, notifier: NotifierHandle) -> RegistryHandle {
-        let queued = Arc::new(AtomicUsize::new(0));
+    pub fn start(
+        options: RegistryOptions,
+        scan_interval: Duration,
+        notifier: NotifierHandle,
+        metrics: Option<Arc<Metrics>>,
+    ) -> RegistryHandle {
+        let (registry, queued) = Self::new(options, scan_interval, notifier, metrics);
+        Mailbox::new(registry.start(), queued)
+    }
+
+    /// Starts the registry on `arbiter` (a thread of its own).
+    pub fn start_on(
+        arbiter: &ArbiterHandle,
+        options: RegistryOptions,
+        scan_interval: Duration,
+        notifier: NotifierHandle,
+        metrics: Option<Arc<Metrics>>,
+    ) -> RegistryHandle {
+        let (registry, queued) = Self::new(options, scan_interval, notifier, metrics);
+        Mailbox::new(RouteRegistry::start_in_arbiter(arbiter, |_| registry), queued)
+    }
+
+    fn new(
+        options: RegistryOptions,
+        scan_interval: Duration,
+        notifier: NotifierHandle,
+        metrics: Option<Arc<Metrics>>,
+    ) -> (Self, Arc<AtomicUsize>) {
+        let (queued, timings) = Timings::watched("registry", metrics.clone());
         let registry = RouteRegistry {
             tables: RouteTables::new(options),
             started: Instant::now(),
             scan_interval,
             queued: queued.clone(),
+            timings,
+            metrics,
             notifier,
+            connections: HashMap::new(),
+            heal_from: 0,
         };
-        Mailbox::new(registry.start(), queued)
+        (registry, queued)
     }
 
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// The expiry tick: removes every broker silent past its timeout.
+    /// The expiry tick: removes every broker silent past its timeout and closes its connection,
+    /// then runs the consistency pass.
     fn scan(&mut self) {
+        let _span = info_span!("handle", actor = "registry", msg = "ExpiryTick").entered();
         let begin = Instant::now();
-        let expired = self.tables.expire(self.now_ms());
+        let now = self.now_ms();
+        let expired = self.tables.expire(now);
+        self.count_removed(Removal::Expired, expired.len());
         for e in &expired {
-            info!(
-                broker = %e.broker.broker_name, addr = %e.broker.addr, cluster = %e.broker.cluster,
-                id = e.broker.broker_id, silent_ms = e.silent_ms, "broker expired"
-            );
+            let b = &e.broker;
+            let silent_ms = now.saturating_sub(e.last_update_ms);
+            info!(broker = %b.broker_name, addr = %b.addr, cluster = %b.cluster, id = b.broker_id, silent_ms, "broker expired");
+        }
+        let (healed, next) = self.tables.heal_slice(self.heal_from, liveness::HEAL_SLICE);
+        self.heal_from = next;
+        for (group, addr) in &healed.unlive_addrs {
+            warn!(broker = %group, addr = %addr, "consistency pass: removed an address with no live registration");
+        }
+        for addr in &healed.unlisted_live {
+            warn!(addr = %addr, "consistency pass: dropped a live registration no broker group lists");
         }
         self.send_notifications();
         let (topics, groups, live) = self.tables.sizes();
         debug!(
-            actor = "registry",
-            msg = "ExpiryTick",
             expired = expired.len(),
             live,
             groups,
@@ -85,10 +144,23 @@ impl RouteRegistry {
         );
     }
 
-    /// Hands decided NOTIFY_MIN_BROKER_ID_CHANGE messages to the notifier, never waiting.
+    /// Hands decided NOTIFY_MIN_BROKER_ID_CHANGE messages to the notifier and closes the
+    /// connections the tables decided to close, never waiting.
     fn send_notifications(&mut self) {
         for change in self.tables.take_outbox() {
             self.notifier.tell(SendMinBrokerIdChange { conn: ConnId(0), change });
+        }
+        for conn in self.tables.take_closing() {
+            if let Some(closer) = self.connections.get(&conn) {
+                closer.do_send(CloseConnection { reason: "the broker registered over it expired or was replaced" });
+            }
+        }
+    }
+
+    /// Counts removed brokers for the metrics.
+    fn count_removed(&self, reason: Removal, count: usize) {
+        if let Some(m) = self.metrics.as_ref().filter(|_| count > 0) {
+            m.removed(reason, count);
         }
     }
 
@@ -113,7 +185,8 @@ impl<M: Apply<RouteRegistry>> Handler<Queued<M>> for RouteRegistry {
 
     fn handle(&mut self, Queued(msg): Queued<M>, _: &mut Context<Self>) -> Self::Result {
         let queued = self.queued.clone();
-        let out = handle_logged(self, "registry", &queued, msg);
+        let (out, nanos) = handle_logged(self, "registry", &queued, msg);
+        self.timings.observe(M::NAME, nanos);
         self.send_notifications();
         MessageResult(out)
     }

@@ -1,17 +1,26 @@
-//! Applying a REGISTER_BROKER to the tables: Java's `RouteInfoManager.registerBroker` (spec §5.4).
+//! Applying a REGISTER_BROKER to the tables: Java's `RouteInfoManager.registerBroker`.
 
 use std::collections::HashSet;
 
-use super::messages::ConnId;
-use super::tables::{LiveBroker, LiveKey, MinBrokerIdChange, RouteTables};
-use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
+use super::live::LiveBroker;
+use super::liveness::Removed;
+use super::tables::RouteTables;
+use crate::mailbox::ConnId;
+use crate::model::{MASTER_ID, PERM_WRITE};
+use crate::notifier::MinBrokerIdChange;
 use crate::protocol::body::RegisterBody;
+
+/// Mixed into the applied fingerprint of a registration whose queues were stored with write
+/// permission wiped.
+const WIPED_WRITE_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// One broker registration, header and decoded body.
 #[derive(Debug, Clone)]
 pub struct Registration {
     /// The connection it came over; a later close of that connection removes the broker.
     pub conn: ConnId,
+    /// The MQVersion ordinal the broker's request carried.
+    pub version: i32,
     pub cluster: String,
     pub addr: String,
     pub broker_name: String,
@@ -25,6 +34,9 @@ pub struct Registration {
     pub body: RegisterBody,
     /// `body.topics_fingerprint()`, computed by the sender so the registry need not.
     pub topics_fingerprint: u64,
+    /// The access key that signed it, when access control checked it: the broker is bound to
+    /// it while live (see `binding`).
+    pub access_key: Option<String>,
 }
 
 /// What a successful registration tells the broker, and what the log says about it.
@@ -38,11 +50,13 @@ pub struct RegisterOutcome {
     pub newly_live: bool,
     /// The ORDER_TOPIC_CONFIG KVTable body, when configured to return it and it exists.
     pub order_topic_config: Option<bytes::Bytes>,
+    /// Another broker whose live registration held this address, removed first.
+    pub replaced: Option<Removed>,
 }
 
-/// How a registration joined its broker group (steps 1-7).
+/// How a registration joined its broker group.
 enum Joined {
-    /// Step 5: an older stateVersion than the live broker holding this id; nothing more happens.
+    /// An older stateVersion than the live broker holding this id; nothing more happens.
     Stale,
     /// The broker is a member now, in this role.
     Member(Role),
@@ -50,6 +64,8 @@ enum Joined {
 
 /// A member's role in its group, which decides whether its topics shape routes.
 struct Role {
+    /// The address that held this id before, now out of the group.
+    displaced: Option<String>,
     register_first: bool,
     is_master: bool,
     is_prime_slave: bool,
@@ -58,107 +74,136 @@ struct Role {
 
 impl RouteTables {
     /// Registers a broker. `None` is Java's null result: a first registration with one topic.
+    ///
+    /// An address serves one broker: a live registration of another broker (or of this one in
+    /// another cluster) at the address is removed first, as its unregister would.
     pub fn register_broker(&mut self, reg: Registration, now_ms: u64) -> Option<RegisterOutcome> {
-        let live_key = (reg.cluster.clone(), reg.addr.clone());
-        let newly_live = !self.live.contains_key(&live_key);
-        let role = match self.join_group(&reg, &live_key)? {
-            Joined::Stale => return Some(RegisterOutcome::default()),
-            Joined::Member(role) => role,
+        let replaced = self.replace_other_owner(&reg);
+        let newly_live = self.live(&reg.cluster, &reg.addr).is_none();
+        let role = match self.join_group(&reg) {
+            Some(Joined::Member(role)) => role,
+            Some(Joined::Stale) => {
+                self.take_live(&reg.cluster, &reg.addr);
+                self.close_replaced(&replaced, &reg);
+                return Some(RegisterOutcome { replaced, ..RegisterOutcome::default() });
+            }
+            None => {
+                self.settle_after_rejection(&reg.addr);
+                self.close_replaced(&replaced, &reg);
+                return None;
+            }
         };
 
-        // Steps 8-10: topics, from the master or the prime slave only.
+        // Topics, from the master or the prime slave only.
         let applied_topics = (role.is_master || role.is_prime_slave).then(|| {
-            self.apply_topics(&reg, &live_key, role.register_first, role.is_prime_slave && role.acting_master);
+            self.apply_topics(&reg, role.register_first, role.is_prime_slave && role.acting_master);
             reg.topics_fingerprint
         });
 
-        // Step 11: liveness follows the latest registration and its connection.
+        // Liveness follows the latest registration and its connection.
         let live = LiveBroker {
+            cluster: reg.cluster.clone(),
+            broker_name: reg.broker_name.clone(),
+            broker_id: reg.broker_id,
+            version: reg.version,
             last_update_ms: now_ms,
-            timeout_ms: reg.timeout_ms.unwrap_or(self.options.default_broker_timeout_ms),
+            timeout_ms: reg.timeout_ms.unwrap_or(self.options().default_broker_timeout_ms),
             data_version: reg.body.data_version,
             conn: reg.conn,
             ha_server_addr: reg.ha_server_addr.clone(),
             applied_topics,
+            access_key: reg.access_key.clone(),
         };
-        self.live.insert(live_key.clone(), live);
-        self.update_filter_servers(&reg, live_key);
-        Some(RegisterOutcome { newly_live, ..self.master_of(&reg) })
+        self.set_live(&reg.addr, live);
+        if let Some(list) = &reg.body.filter_servers {
+            // Legacy filter servers: absent leaves them, empty removes, a list replaces.
+            let servers = Some(list.clone()).filter(|l| !l.is_empty());
+            self.set_filter_servers(&reg.cluster, &reg.addr, servers);
+        }
+        if let Some(displaced) = &role.displaced {
+            // Java keeps the displaced instance's live entry although no group lists it.
+            self.settle_addr(displaced);
+        }
+        self.close_replaced(&replaced, &reg);
+        Some(RegisterOutcome { newly_live, replaced, ..self.master_of(&reg) })
     }
 
-    /// Steps 1-7 and 14: cluster and group membership. `None` rejects a first registration
-    /// carrying a single topic (step 6), after the earlier steps took effect, as in Java.
-    fn join_group(&mut self, reg: &Registration, live_key: &LiveKey) -> Option<Joined> {
-        if self.clusters.entry(reg.cluster.clone()).or_default().insert(reg.broker_name.clone()) {
-            self.touch_clusters();
+    /// Removes the live registration at `reg.addr` when it belongs to another broker name or
+    /// cluster (a restarted pod on an address a gone one had).
+    fn replace_other_owner(&mut self, reg: &Registration) -> Option<Removed> {
+        let owner = self.live_at(&reg.addr)?;
+        if owner.cluster == reg.cluster && owner.broker_name == reg.broker_name {
+            return None;
         }
-        let mut register_first = false;
-        let group = self.brokers.entry(reg.broker_name.clone()).or_insert_with(|| {
-            register_first = true;
-            BrokerData::new(&reg.cluster, &reg.broker_name)
-        });
-        let before = group.clone();
-        let old_version_broker = reg.enable_acting_master.is_none();
-        group.enable_acting_master = reg.enable_acting_master == Some(true);
-        group.zone_name = reg.zone_name.clone();
-        let min_id_changed = reg.broker_id < group.min_id().unwrap_or(MASTER_ID);
-        // Step 4: an address re-registering under a new id (slave to master) leaves its old id.
-        group.broker_addrs.retain(|id, addr| *addr != reg.addr || *id == reg.broker_id);
+        self.remove_live(&reg.addr)
+    }
 
-        let holder = group.broker_addrs.get(&reg.broker_id).filter(|old| **old != reg.addr);
-        let stale = holder.is_some_and(|old| {
-            let live = self.live.get(&(reg.cluster.clone(), old.clone()));
-            live.is_some_and(|l| l.data_version.state_version > reg.body.data_version.state_version)
-        });
-        let single_topic_first = !group.broker_addrs.contains_key(&reg.broker_id) && reg.body.topics.len() == 1;
-        let joined = if stale || single_topic_first {
-            None
-        } else {
+    /// The replaced broker's process is gone, so once the registration is done its connection
+    /// is closed too, unless a live registration is left on it or it is this one's.
+    fn close_replaced(&mut self, replaced: &Option<Removed>, reg: &Registration) {
+        if let Some(old) = replaced.as_ref().filter(|old| old.conn != reg.conn && !self.carries_live(old.conn)) {
+            self.close_connection(old.conn);
+        }
+    }
+
+    /// A refused registration may have taken its address out of its group (an id change):
+    /// a live entry no group lists any more goes, with its filter servers.
+    fn settle_after_rejection(&mut self, addr: &str) {
+        self.settle_addr(addr);
+    }
+
+    /// Cluster and group membership. `None` rejects a first registration carrying a single
+    /// topic, after the earlier steps took effect, as in Java.
+    fn join_group(&mut self, reg: &Registration) -> Option<Joined> {
+        self.join_cluster(&reg.cluster, &reg.broker_name);
+        // A live broker holding this id at another address with a newer stateVersion wins.
+        let holder = self.group(&reg.broker_name).and_then(|g| g.broker_addrs.get(&reg.broker_id));
+        let stale = holder
+            .filter(|old| **old != reg.addr)
+            .and_then(|old| self.live(&reg.cluster, old))
+            .is_some_and(|live| live.data_version.state_version > reg.body.data_version.state_version);
+        let notify = self.options().notify_min_broker_id_changed;
+        let ((role, notification), created) = self.edit_group(&reg.broker_name, &reg.cluster, |group| {
+            let old_version_broker = reg.enable_acting_master.is_none();
+            group.enable_acting_master = reg.enable_acting_master == Some(true);
+            group.zone_name = reg.zone_name.clone();
+            let min_id_changed = reg.broker_id < group.min_id().unwrap_or(MASTER_ID);
+            // An address re-registering under a new id (slave to master) leaves its old id.
+            group.broker_addrs.retain(|id, addr| *addr != reg.addr || *id == reg.broker_id);
+            let single_topic_first = !group.broker_addrs.contains_key(&reg.broker_id) && reg.body.topics.len() == 1;
+            if stale || single_topic_first {
+                return (None, None);
+            }
             let old_addr = group.broker_addrs.insert(reg.broker_id, reg.addr.clone());
             let is_master = reg.broker_id == MASTER_ID;
-            Some(Role {
-                register_first: register_first || old_addr.is_none_or(|a| a.is_empty()),
+            let role = Role {
+                register_first: old_addr.as_ref().is_none_or(|a| a.is_empty()),
+                displaced: old_addr.filter(|a| !a.is_empty() && *a != reg.addr),
                 is_master,
                 is_prime_slave: !old_version_broker && !is_master && group.min_id() == Some(reg.broker_id),
                 acting_master: group.enable_acting_master,
-            })
-        };
-        if joined.is_some() && min_id_changed && self.options.notify_min_broker_id_changed {
-            let others_only = group.broker_addrs.len() > 1;
-            self.outbox.push(MinBrokerIdChange::for_group(group, others_only, None, Some(reg.ha_server_addr.clone())));
-        }
-        if register_first || *group != before {
-            self.touch_broker(&reg.broker_name);
+            };
+            let notification = (min_id_changed && notify).then(|| {
+                let others_only = group.broker_addrs.len() > 1;
+                MinBrokerIdChange::for_group(group, others_only, None, Some(reg.ha_server_addr.clone()))
+            });
+            (Some(role), notification)
+        });
+        if let Some(change) = notification {
+            self.notify(change);
         }
         if stale {
-            self.live.remove(live_key);
             return Some(Joined::Stale);
         }
-        joined.map(Joined::Member)
+        role.map(|role| Joined::Member(Role { register_first: role.register_first || created, ..role }))
     }
 
-    /// Step 12: filter servers (legacy): `None` leaves them, empty removes, a list replaces.
-    fn update_filter_servers(&mut self, reg: &Registration, live_key: LiveKey) {
-        let Some(list) = &reg.body.filter_servers else {
-            return;
-        };
-        let previous = if list.is_empty() {
-            self.filter_servers.remove(&live_key)
-        } else {
-            self.filter_servers.insert(live_key, list.clone())
-        };
-        if previous.unwrap_or_default() != *list {
-            self.touch_addr(&reg.cluster, &reg.addr);
-        }
-    }
-
-    /// Step 13: a slave learns its group master's addresses, once the master is live.
+    /// A slave learns its group master's addresses, once the master is live.
     fn master_of(&self, reg: &Registration) -> RegisterOutcome {
         let master = (reg.broker_id != MASTER_ID)
-            .then(|| self.brokers.get(&reg.broker_name).and_then(|g| g.broker_addrs.get(&MASTER_ID)))
+            .then(|| self.group(&reg.broker_name).and_then(|g| g.broker_addrs.get(&MASTER_ID)))
             .flatten();
-        let live = master.and_then(|m| self.live.get(&(reg.cluster.clone(), m.clone())).map(|l| (m, l)));
-        match live {
+        match master.and_then(|m| self.live(&reg.cluster, m).map(|live| (m, live))) {
             Some((master, live)) => RegisterOutcome {
                 master_addr: Some(master.clone()),
                 ha_server_addr: Some(live.ha_server_addr.clone()),
@@ -168,29 +213,32 @@ impl RouteTables {
         }
     }
 
-    /// Steps 8-10 for a master or prime slave.
+    /// Topics of a master or prime slave.
     ///
     /// Java re-applies every topic when the dataVersion changed, and otherwise only topics that
     /// lack this group's queue data. A re-registration with an unchanged dataVersion and the same
     /// topic names as the last applied one (the 30 s heartbeat) can lack none, unless the group
-    /// lost queue data since, so it skips the per-topic check and costs O(1) here.
-    fn apply_topics(
-        &mut self,
-        reg: &Registration,
-        live_key: &(String, String),
-        register_first: bool,
-        wipe_write: bool,
-    ) {
-        let previous = self.live.get(live_key);
+    /// lost queue data since, so it skips the per-topic check and costs O(1) here. A changed
+    /// dataVersion whose topic table is the one the group's queue data was last applied from,
+    /// unchanged since, would change nothing either (applying is idempotent), so it is skipped
+    /// too: a broker bumping its version with the same topics costs no per-topic work.
+    fn apply_topics(&mut self, reg: &Registration, register_first: bool, wipe_write: bool) {
+        let previous = self.live(&reg.cluster, &reg.addr);
         let version_changed = previous.is_none_or(|l| l.data_version != reg.body.data_version);
         let full = register_first || version_changed;
         let same_topics = previous.and_then(|l| l.applied_topics) == Some(reg.topics_fingerprint);
-        let check_each = !full && (self.pruned.contains(&reg.broker_name) || !same_topics);
+        let check_each = !full && (self.is_pruned(&reg.broker_name) || !same_topics);
+        // Wiped write permission changes what is stored, so it is part of what was applied.
+        let applied = reg.topics_fingerprint ^ if wipe_write { WIPED_WRITE_SALT } else { 0 };
+        let unchanged = reg.body.mappings.is_empty() && self.applied_fingerprint(&reg.broker_name) == Some(applied);
+        if full && unchanged && !self.is_pruned(&reg.broker_name) {
+            return;
+        }
 
-        if self.options.delete_topic_with_broker_registration && reg.body.mappings.is_empty() {
+        if self.options().delete_topic_with_broker_registration && reg.body.mappings.is_empty() {
             let listed: HashSet<&str> = reg.body.topics.iter().map(|t| t.key).collect();
             for topic in self.topics_of(&reg.broker_name) {
-                if !listed.contains(topic.as_str()) {
+                if !listed.contains(&*topic) {
                     self.remove_queue(&topic, &reg.broker_name);
                 }
             }
@@ -198,17 +246,20 @@ impl RouteTables {
 
         if full || check_each {
             for topic in reg.body.topics.iter() {
-                let (name, mut queue) = (topic.name, topic.queue);
+                let mut queue = topic.queue;
                 if wipe_write {
                     queue.perm &= !PERM_WRITE;
                 }
                 if full {
-                    self.put_queue(name, &reg.broker_name, queue);
+                    self.put_queue(topic.name, &reg.broker_name, queue);
                 } else {
-                    self.put_queue_if_absent(name, &reg.broker_name, queue);
+                    self.put_queue_if_absent(topic.name, &reg.broker_name, queue);
                 }
             }
-            self.pruned.remove(&reg.broker_name);
+            self.clear_pruned(&reg.broker_name);
+            if full && reg.body.mappings.is_empty() {
+                self.set_applied(&reg.broker_name, applied);
+            }
         }
 
         if full {

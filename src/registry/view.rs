@@ -1,113 +1,121 @@
-//! Response bodies built from the tables: TopicRouteData (spec §3.3, §5.9) and ClusterInfo (§3.5).
-//!
-//! Fields come out in fastjson's alphabetical order and maps sorted by key, so both styles are
-//! deterministic; the route lists are sorted by broker name.
+//! What a route query sees: the parts of one topic's route picked from the tables (Java's
+//! `RouteInfoManager.pickupTopicRouteData` and `ZoneRouteRPCHook`), the ClusterInfo, and
+//! the cache of both as encoded bodies.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+
+use bytes::Bytes;
 
 use super::tables::RouteTables;
-use crate::model::{BrokerData, QueueData, TopicQueueMappingInfo, MASTER_ID, PERM_WRITE};
-use crate::protocol::json::{
-    push_bool, push_decimal, push_field, push_int, push_int_key, push_str, push_str_array, JsonStyle,
-};
+use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
+use crate::protocol::json::JsonStyle;
+use crate::protocol::response_body::{encode_cluster_info, encode_topic_list, encode_topic_route, TopicRoute};
 
 /// Topics exempt from the acting-master rewrite (the brokers' own member-sync topics).
 const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
 
-/// Encodes the route of `topic`; `None` when the topic has no queues or no known broker group.
-///
-/// With a `zone`, groups that have a master in another zone are left out with their queues
-/// and filter servers (Java's `ZoneRouteRPCHook`); the requested JSON style is kept.
-pub fn encode_route(tables: &RouteTables, topic: &str, style: JsonStyle, zone: Option<&str>) -> Option<Vec<u8>> {
-    let all_queues = tables.topic_queues.get(topic)?;
-    let mut groups: Vec<Cow<BrokerData>> =
-        all_queues.keys().filter_map(|name| tables.brokers.get(name).map(Cow::Borrowed)).collect();
-    if groups.is_empty() {
-        return None;
-    }
-    if tables.options.support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_PREFIX) {
-        rewrite_acting_masters(&mut groups, |name| all_queues.get(name).map(|q| q.perm));
-    }
-    let mut queues: Vec<(&String, &QueueData)> = all_queues.iter().collect();
-    if let Some(zone) = zone {
-        let in_zone = |g: &BrokerData| {
-            !g.broker_addrs.contains_key(&MASTER_ID)
-                || g.zone_name.as_deref().is_some_and(|z| z.eq_ignore_ascii_case(zone))
-        };
-        let dropped: Vec<String> = groups.iter().filter(|g| !in_zone(g)).map(|g| g.broker_name.clone()).collect();
-        groups.retain(|g| in_zone(g));
-        queues.retain(|(name, _)| !dropped.contains(name));
+impl RouteTables {
+    /// The encoded route of `topic`, served from cache when nothing changed since it was built.
+    pub fn route_body(&mut self, topic: &str, style: JsonStyle) -> Option<Bytes> {
+        if let Some(body) = self.cached_route(topic, style) {
+            return Some(body);
+        }
+        let body = Bytes::from(self.build_route(topic, style, None)?);
+        self.cache_route(topic, style, body.clone());
+        Some(body)
     }
 
-    let mut out = Vec::with_capacity(96 + groups.len() * 160 + queues.len() * 110);
-    out.extend_from_slice(b"{\"brokerDatas\":[");
-    for (i, group) in groups.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        push_broker_data(&mut out, group, style);
+    /// The route of `topic` filtered to `zone` (Java's `ZoneRouteRPCHook`); built on each call.
+    pub fn zone_route_body(&self, topic: &str, style: JsonStyle, zone: &str) -> Option<Bytes> {
+        self.build_route(topic, style, Some(zone)).map(Bytes::from)
     }
-    out.extend_from_slice(b"],\"filterServerTable\":{");
-    let mut first = true;
-    // Filter servers are a 4.x legacy: skip the lookups when no broker reported any.
-    for group in groups.iter().filter(|_| !tables.filter_servers.is_empty()) {
-        for addr in group.broker_addrs.values() {
-            if let Some(servers) = tables.filter_servers.get(&(group.cluster.clone(), addr.clone())) {
-                if !std::mem::take(&mut first) {
-                    out.push(b',');
+
+    /// The encoded ClusterInfo (always fastjson style), cached until a broker or cluster changes.
+    pub fn cluster_info_body(&mut self) -> Bytes {
+        if let Some(body) = self.cached_cluster_info() {
+            return body;
+        }
+        let body = Bytes::from(self.build_cluster_info());
+        self.cache_cluster_info(body.clone());
+        body
+    }
+
+    /// The encoded list of every topic, sorted (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), cached
+    /// until a topic appears or goes.
+    pub fn all_topics_body(&mut self) -> Bytes {
+        if let Some(body) = self.cached_all_topics() {
+            return body;
+        }
+        let body = Bytes::from(encode_topic_list(self.all_topics().iter().map(String::as_str), None));
+        self.cache_all_topics(body.clone());
+        body
+    }
+
+    /// Encodes the route of `topic` from the tables, bypassing the cache; `None` when the topic
+    /// has no queues or no known broker group.
+    ///
+    /// With a `zone`, groups that have a master in another zone are left out with their queues
+    /// and filter servers; the requested JSON style is kept.
+    pub fn build_route(&self, topic: &str, style: JsonStyle, zone: Option<&str>) -> Option<Vec<u8>> {
+        let all_queues = self.queues(topic)?;
+        let mut route = TopicRoute {
+            broker_datas: all_queues.names().filter_map(|name| self.group(name).map(Cow::Borrowed)).collect(),
+            ..TopicRoute::default()
+        };
+        if route.broker_datas.is_empty() {
+            return None;
+        }
+        if self.options().support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_PREFIX) {
+            rewrite_acting_masters(&mut route.broker_datas, |name| all_queues.get(name).map(|q| q.perm));
+        }
+        route.queue_datas = all_queues.iter().collect();
+        if let Some(zone) = zone {
+            let in_zone = |g: &BrokerData| {
+                !g.broker_addrs.contains_key(&MASTER_ID)
+                    || g.zone_name.as_deref().is_some_and(|z| z.eq_ignore_ascii_case(zone))
+            };
+            let (kept, dropped): (Vec<_>, Vec<_>) = route.broker_datas.into_iter().partition(|g| in_zone(g));
+            route.broker_datas = kept;
+            route.queue_datas.retain(|(name, _)| !dropped.iter().any(|d| d.broker_name == *name));
+            // Java drops the filter servers of every address of a dropped group, keyed by address
+            // alone, so a kept group sharing such an address loses them too.
+            let dropped_addrs: Vec<String> = dropped.iter().flat_map(|g| g.broker_addrs.values().cloned()).collect();
+            route.filter_servers = self.route_filter_servers(&route.broker_datas);
+            route.filter_servers.retain(|(addr, _)| !dropped_addrs.iter().any(|d| d == addr));
+        } else {
+            route.filter_servers = self.route_filter_servers(&route.broker_datas);
+        }
+        if self.options().order_message_enable {
+            route.order_topic_conf = self.order_topic_conf(topic);
+        }
+        route.mappings = self.mappings(topic);
+        Some(encode_topic_route(&route, style))
+    }
+
+    /// The filter servers of every address of `groups`, once per address (Java keys them by address).
+    fn route_filter_servers<'b>(&'b self, groups: &'b [Cow<'b, BrokerData>]) -> Vec<(&'b str, &'b [String])> {
+        let mut servers = Vec::new();
+        for group in groups {
+            for addr in group.broker_addrs.values() {
+                let seen = servers.iter().any(|(a, _)| *a == addr.as_str());
+                if let Some(list) = self.filter_servers(&group.cluster, addr).filter(|_| !seen) {
+                    servers.push((addr.as_str(), list));
                 }
-                push_str(&mut out, addr, style);
-                out.push(b':');
-                push_str_array(&mut out, servers.iter().map(String::as_str), style);
             }
         }
+        servers
     }
-    out.push(b'}');
-    if tables.options.order_message_enable {
-        if let Some(conf) = tables.order_topics.get(topic) {
-            out.extend_from_slice(b",\"orderTopicConf\":");
-            push_str(&mut out, conf, style);
-        }
+
+    /// Encodes the ClusterInfo from the tables, bypassing the cache.
+    pub fn build_cluster_info(&self) -> Vec<u8> {
+        let clusters = self.clusters().map(|(cluster, names)| (cluster, names.iter().map(String::as_str)));
+        encode_cluster_info(self.groups(), clusters)
     }
-    out.extend_from_slice(b",\"queueDatas\":[");
-    for (i, (name, queue)) in queues.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"{\"brokerName\":");
-        push_str(&mut out, name, style);
-        for (field, value) in [
-            (&b",\"perm\":"[..], queue.perm),
-            (b",\"readQueueNums\":", queue.read_queue_nums),
-            (b",\"topicSysFlag\":", queue.topic_sys_flag),
-            (b",\"writeQueueNums\":", queue.write_queue_nums),
-        ] {
-            out.extend_from_slice(field);
-            push_decimal(&mut out, i64::from(value));
-        }
-        out.push(b'}');
-    }
-    out.push(b']');
-    if let Some(mappings) = tables.queue_mappings.get(topic) {
-        out.extend_from_slice(b",\"topicQueueMappingByBroker\":{");
-        for (i, (bname, info)) in mappings.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            push_str(&mut out, bname, style);
-            out.push(b':');
-            push_mapping_info(&mut out, info, style);
-        }
-        out.push(b'}');
-    }
-    out.push(b'}');
-    Some(out)
 }
 
-/// Spec §5.9 step 6: a master-less acting-master group whose queues are read-only shows its
-/// lowest-id member as id 0, so clients can keep reading from it.
-/// Only the rewritten groups are copied; the others stay borrowed from the tables.
+/// A master-less acting-master group whose queues are read-only shows its lowest-id member as
+/// id 0, so clients can keep reading from it (Java's `pickupTopicRouteData` with
+/// `supportActingMaster`). Only the rewritten groups are copied; the others stay borrowed.
 fn rewrite_acting_masters(groups: &mut [Cow<BrokerData>], perm_of: impl Fn(&str) -> Option<i32>) {
     let masterless = |g: &BrokerData| !g.broker_addrs.is_empty() && !g.broker_addrs.contains_key(&MASTER_ID);
     if !groups.iter().any(|g| masterless(g)) {
@@ -122,113 +130,4 @@ fn rewrite_acting_masters(groups: &mut [Cow<BrokerData>], perm_of: impl Fn(&str)
             }
         }
     }
-}
-
-/// Encodes ClusterInfo, always with bare numeric keys as Java does.
-pub fn encode_cluster_info(tables: &RouteTables) -> Vec<u8> {
-    let style = JsonStyle::Fastjson;
-    let mut out = Vec::with_capacity(256 + tables.brokers.len() * 160);
-    out.extend_from_slice(b"{\"brokerAddrTable\":{");
-    for (i, (name, group)) in tables.brokers.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        push_str(&mut out, name, style);
-        out.push(b':');
-        push_broker_data(&mut out, group, style);
-    }
-    out.extend_from_slice(b"},\"clusterAddrTable\":{");
-    for (i, (cluster, names)) in tables.clusters.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        push_str(&mut out, cluster, style);
-        out.push(b':');
-        push_str_array(&mut out, names.iter().map(String::as_str), style);
-    }
-    out.extend_from_slice(b"}}");
-    out
-}
-
-/// One BrokerData object.
-pub fn push_broker_data(out: &mut Vec<u8>, group: &BrokerData, style: JsonStyle) {
-    out.extend_from_slice(b"{\"brokerAddrs\":");
-    push_addr_map(out, &group.broker_addrs, style);
-    out.extend_from_slice(b",\"brokerName\":");
-    push_str(out, &group.broker_name, style);
-    out.extend_from_slice(b",\"cluster\":");
-    push_str(out, &group.cluster, style);
-    out.extend_from_slice(b",\"enableActingMaster\":");
-    push_bool(out, group.enable_acting_master);
-    if let Some(zone) = &group.zone_name {
-        out.extend_from_slice(b",\"zoneName\":");
-        push_str(out, zone, style);
-    }
-    out.push(b'}');
-}
-
-/// A broker-id → address map.
-pub fn push_addr_map(out: &mut Vec<u8>, addrs: &BTreeMap<i64, String>, style: JsonStyle) {
-    out.push(b'{');
-    for (i, (id, addr)) in addrs.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        push_int_key(out, *id, style);
-        push_str(out, addr, style);
-    }
-    out.push(b'}');
-}
-
-fn push_mapping_info(out: &mut Vec<u8>, info: &TopicQueueMappingInfo, style: JsonStyle) {
-    out.extend_from_slice(b"{\"bname\":");
-    push_str(out, &info.bname, style);
-    out.extend_from_slice(b",\"currIdMap\":{");
-    for (i, (global, local)) in info.curr_id_map.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        push_int_key(out, *global, style);
-        push_int(out, *local, style);
-    }
-    out.extend_from_slice(b"},\"dirty\":");
-    push_bool(out, info.dirty);
-    out.push(b',');
-    push_field(out, "epoch");
-    push_int(out, info.epoch, style);
-    out.extend_from_slice(b",\"scope\":");
-    push_str(out, &info.scope, style);
-    out.extend_from_slice(b",\"topic\":");
-    push_str(out, &info.topic, style);
-    out.extend_from_slice(format!(",\"totalQueues\":{}}}", info.total_queues).as_bytes());
-}
-
-/// A TopicList body (spec §3.6); `broker_addr` only for the system topic list.
-pub fn encode_topic_list(topics: &[String], broker_addr: Option<&str>) -> Vec<u8> {
-    let style = JsonStyle::Fastjson;
-    let mut out = Vec::with_capacity(32 + topics.iter().map(|t| t.len() + 3).sum::<usize>());
-    out.push(b'{');
-    if let Some(addr) = broker_addr {
-        out.extend_from_slice(b"\"brokerAddr\":");
-        push_str(&mut out, addr, style);
-        out.push(b',');
-    }
-    out.extend_from_slice(b"\"topicList\":");
-    push_str_array(&mut out, topics.iter().map(String::as_str), style);
-    out.push(b'}');
-    out
-}
-
-/// A GetBrokerMemberGroupResponseBody (spec §3.8), always with bare numeric keys.
-pub fn encode_member_group(cluster: &str, broker: &str, addrs: &BTreeMap<i64, String>) -> Vec<u8> {
-    let style = JsonStyle::Fastjson;
-    let mut out = Vec::with_capacity(96);
-    out.extend_from_slice(b"{\"brokerMemberGroup\":{\"brokerAddrs\":");
-    push_addr_map(&mut out, addrs, style);
-    out.extend_from_slice(b",\"brokerName\":");
-    push_str(&mut out, broker, style);
-    out.extend_from_slice(b",\"cluster\":");
-    push_str(&mut out, cluster, style);
-    out.extend_from_slice(b"}}");
-    out
 }

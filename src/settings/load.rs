@@ -1,13 +1,15 @@
-//! Loading the layers (TOML or Java properties files, environment, flags) and applying
-//! UPDATE_NAMESRV_CONFIG changes to settings.
+//! Layering the sources into `Settings` (Java keys screened, every error naming its source) and
+//! applying UPDATE_NAMESRV_CONFIG changes to settings.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use config::{Config, Environment, File, FileFormat, Map, Source, Value};
+use config::{Config, Map, Value};
 use thiserror::Error;
-use tracing::warn;
+use tracing::{info, warn};
 
-use super::{properties, Settings, SettingsError, FIXED_BLACK_LIST, JAVA_IGNORED_KEYS, JAVA_NAMES};
+use super::java::{self, JavaKey};
+use super::sources::{env_layer, flags_layer, read_file, Layer, Origin, Sources};
+use super::{properties, ConfigFormat, Settings, SettingsError, FIXED_BLACK_LIST, JAVA_NAMES};
 
 impl Settings {
     /// Loads every layer. `overrides` are the command-line flags, as (key, value) pairs.
@@ -17,66 +19,136 @@ impl Settings {
         env_prefix: &str,
         overrides: &[(String, String)],
     ) -> Result<Settings, SettingsError> {
-        let mut layers: Vec<Map<String, Value>> = Vec::new();
-        if let Some(path) = default_file.filter(|p| p.exists()) {
-            layers.push(read_file(path)?);
+        Sources {
+            defaults_file: default_file.map(Path::to_owned),
+            config_file: config_file.map(Path::to_owned),
+            config_format: ConfigFormat::Auto,
+            env_prefix: env_prefix.to_owned(),
+            overrides: overrides.to_vec(),
         }
-        if let Some(path) = config_file {
-            if !path.exists() {
-                return Err(SettingsError::Missing(path.to_owned()));
-            }
-            layers.push(read_file(path)?);
-        }
-        layers.push(Environment::with_prefix(env_prefix).prefix_separator("_").collect()?);
-        layers.push(overrides.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect());
-        let store_path_set = layers.iter().flat_map(|l| l.keys()).any(|k| canonical_key(k) == "config_store_path");
-        let mut settings = merge(&Settings::default(), layers)?;
-        // As in Java, a properties file given with -c is where runtime updates are persisted.
-        if let Some(path) = config_file.filter(|p| is_properties(p) && !store_path_set) {
-            settings.config_store_path = path.display().to_string();
-        }
-        settings.validate()?;
-        Ok(settings)
+        .load()
     }
 
-    /// These settings with `changes` (from an UPDATE_NAMESRV_CONFIG body) applied.
-    ///
-    /// Refuses blacklisted keys; ignores keys that are not settings, as Java does.
-    pub fn with_updates(&self, changes: &[(String, String)]) -> Result<Settings, UpdateError> {
-        let black_list: Vec<String> = FIXED_BLACK_LIST
-            .iter()
-            .map(|k| canonical_key(k))
-            .chain(self.config_black_list.split(';').filter(|k| !k.trim().is_empty()).map(|k| canonical_key(k.trim())))
-            .collect();
-        if let Some((key, _)) = changes.iter().find(|(k, _)| black_list.contains(&canonical_key(k))) {
-            return Err(UpdateError::BlackListed(key.clone()));
-        }
-        let known = serde_json::to_value(self).ok().and_then(|v| v.as_object().cloned()).unwrap_or_default();
-        let layer: Map<String, Value> = changes
-            .iter()
-            .map(|(k, v)| (canonical_key(k), v))
-            .filter(|(k, _)| known.contains_key(k))
-            .map(|(k, v)| (k, Value::from(v.as_str())))
-            .collect();
-        let updated = merge(self, vec![layer]).map_err(|e| UpdateError::Invalid(e.to_string()))?;
-        updated.validate().map_err(|e| UpdateError::Invalid(e.to_string()))?;
-        Ok(updated)
+    /// The changes that name a setting, as (our key, value); the others are dropped.
+    pub fn known_changes(&self, changes: &[(String, String)]) -> Vec<(String, String)> {
+        let known = Settings::keys();
+        changes.iter().map(|(k, v)| (canonical_key(k), v.clone())).filter(|(k, _)| known.contains(k)).collect()
+    }
+
+    /// These settings with `values` (our keys or Java's) set, unchecked by `validate`.
+    pub fn with_values(&self, values: &[(String, String)]) -> Result<Settings, SettingsError> {
+        let layer = values.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
+        merge(self, vec![layer])
     }
 }
 
-/// Why UPDATE_NAMESRV_CONFIG refused a change.
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum UpdateError {
-    /// The key may never change over the wire.
-    #[error("Can not update config in black list.")]
-    BlackListed(String),
-    /// A value does not fit its setting.
-    #[error("{0}")]
-    Invalid(String),
+impl Sources {
+    /// Loads every layer: built-in defaults < defaults file < `-c` file < runtime updates
+    /// (`config_store_path`) < environment < flags. Java keys with no setting here warn and are
+    /// ignored; `enableControllerInNamesrv=true` and unknown keys stop it, naming the source.
+    pub fn load(&self) -> Result<Settings, SettingsError> {
+        let mut layers = Vec::new();
+        if let Some(path) = self.defaults_file.as_deref().filter(|p| p.exists()) {
+            layers.push(read_file(path, ConfigFormat::Toml, Origin::DefaultsFile(path.into()))?.0);
+        }
+        let mut config_is_properties = false;
+        if let Some(path) = &self.config_file {
+            if !path.exists() {
+                return Err(SettingsError::Missing(path.clone()));
+            }
+            let (layer, format) = read_file(path, self.config_format, Origin::ConfigFile(path.clone()))?;
+            config_is_properties = format == ConfigFormat::Properties;
+            layers.push(layer);
+        }
+        let after_files = layers.len();
+        let keys = Settings::keys();
+        layers.push(env_layer(&self.env_prefix, |k| keys.contains(&k.to_owned())));
+        layers.push(flags_layer(&self.overrides));
+        let mut layers = layers.into_iter().map(screen).collect::<Result<Vec<_>, _>>()?;
+        let store_path_set = layers.iter().any(|l| l.sets("config_store_path"));
+        let mut settings = merge_layers(&layers)?;
+        // As in Java's NamesrvStartup, a properties file given with -c is where runtime updates
+        // are persisted (rewritten in place), so it is its own runtime-updates layer.
+        match self.config_file.as_ref().filter(|_| config_is_properties && !store_path_set) {
+            Some(path) => settings.config_store_path = path.display().to_string(),
+            None => {
+                let store = Path::new(&settings.config_store_path);
+                if self.config_file.as_deref() == Some(store) {
+                    let reason = "names the TOML -c file, but runtime updates are written as Java properties";
+                    return Err(SettingsError::Invalid { key: "config_store_path", reason: reason.into() });
+                }
+                if let Some(updates) = runtime_updates(store)? {
+                    layers.insert(after_files, updates);
+                    settings = merge_layers(&layers)?;
+                }
+            }
+        }
+        settings.validate().map_err(|error| blame(&layers, error))?;
+        Ok(settings)
+    }
+}
+
+/// Drops (with a warning) Java keys that have no setting here; refuses the embedded controller.
+fn screen(mut layer: Layer) -> Result<Layer, SettingsError> {
+    let known = Settings::keys();
+    let mut kept = Vec::with_capacity(layer.values.len());
+    for (key, value) in std::mem::take(&mut layer.values) {
+        let text = value.to_string();
+        match java::classify(&key, &text, known.contains(&canonical_key(&key))) {
+            JavaKey::EmbeddedController => return Err(SettingsError::EmbeddedController { origin: layer.origin }),
+            JavaKey::Ignored => warn!(key = %key, source = %layer.origin, "ignoring Java setting with no meaning here"),
+            JavaKey::NotJava => kept.push((key, value)),
+        }
+    }
+    layer.values = kept;
+    Ok(layer)
+}
+
+/// The runtime-updates file as a layer, when it exists. It holds what UPDATE_NAMESRV_CONFIG may
+/// set: keys that are no settings, and the paths it always refuses (a Java NameServer writes
+/// every key into its store), are ignored with a warning; it is a file we write.
+fn runtime_updates(path: &Path) -> Result<Option<Layer>, SettingsError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let origin = Origin::RuntimeUpdates(path.into());
+    let (mut layer, _) = read_file(path, ConfigFormat::Properties, origin.clone())?;
+    layer = screen(layer)?;
+    let known = Settings::keys();
+    let refused: Vec<String> = FIXED_BLACK_LIST.iter().map(|k| canonical_key(k)).collect();
+    let settable = |k: &str| known.contains(&canonical_key(k)) && !refused.contains(&canonical_key(k));
+    let (kept, unknown): (Vec<_>, Vec<_>) = layer.values.into_iter().partition(|(k, _)| settable(k));
+    if !unknown.is_empty() {
+        let keys: Vec<&str> = unknown.iter().map(|(k, _)| k.as_str()).collect();
+        warn!(keys = ?keys, source = %origin, "ignoring keys runtime updates cannot set");
+    }
+    let keys: Vec<&str> = kept.iter().map(|(k, _)| k.as_str()).collect();
+    info!(keys = ?keys, source = %origin, "applying runtime updates over the config files");
+    Ok(Some(Layer { origin, values: kept }))
+}
+
+/// Every layer over the built-in defaults; a layer that does not fit is named in the error.
+fn merge_layers(layers: &[Layer]) -> Result<Settings, SettingsError> {
+    let defaults = Settings::default();
+    let maps: Vec<Map<String, Value>> = layers.iter().map(|l| l.values.iter().cloned().collect()).collect();
+    for (layer, map) in layers.iter().zip(&maps) {
+        merge(&defaults, vec![map.clone()])
+            .map_err(|e| SettingsError::InLayer { origin: layer.origin.clone(), error: Box::new(e) })?;
+    }
+    merge(&defaults, maps)
+}
+
+/// Names the last layer that set the key a validation error is about.
+fn blame(layers: &[Layer], error: SettingsError) -> SettingsError {
+    let SettingsError::Invalid { key, .. } = &error else { return error };
+    match layers.iter().rev().find(|l| l.sets(key)) {
+        Some(layer) => SettingsError::InLayer { origin: layer.origin.clone(), error: Box::new(error) },
+        None => error,
+    }
 }
 
 /// `base` with each layer's keys (canonicalized) set over it, in order.
-fn merge(base: &Settings, layers: Vec<Map<String, Value>>) -> Result<Settings, SettingsError> {
+pub(super) fn merge(base: &Settings, layers: Vec<Map<String, Value>>) -> Result<Settings, SettingsError> {
     let mut builder = Config::builder().add_source(Config::try_from(base)?);
     for layer in layers {
         for (key, value) in layer {
@@ -84,30 +156,6 @@ fn merge(base: &Settings, layers: Vec<Map<String, Value>>) -> Result<Settings, S
         }
     }
     Ok(builder.build()?.try_deserialize()?)
-}
-
-/// Reads a TOML file, or a Java properties file when its name ends in `.properties`.
-fn read_file(path: &Path) -> Result<Map<String, Value>, SettingsError> {
-    if is_properties(path) {
-        let text = std::fs::read_to_string(path).map_err(|error| SettingsError::Read { path: path.into(), error })?;
-        let pairs = properties::parse(&text).map_err(|error| SettingsError::Properties { path: path.into(), error })?;
-        return Ok(pairs
-            .into_iter()
-            .filter(|(k, _)| {
-                let ignored = JAVA_IGNORED_KEYS.contains(&k.as_str());
-                if ignored {
-                    warn!(key = %k, file = %path.display(), "ignoring Java setting with no meaning here");
-                }
-                !ignored
-            })
-            .map(|(k, v)| (k, Value::from(v)))
-            .collect());
-    }
-    Ok(File::from(path).format(FileFormat::Toml).collect()?)
-}
-
-fn is_properties(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "properties")
 }
 
 /// Maps a Java spelling (any case) to our key; other keys pass unchanged, to fail by name.
@@ -120,4 +168,96 @@ pub fn canonical_key(key: &str) -> String {
         .find(|(java, ours)| folded(java) == key_folded || folded(ours) == key_folded)
         .map(|(_, ours)| (*ours).to_owned())
         .unwrap_or_else(|| key.to_owned())
+}
+
+/// The Java name of one of our keys, or the key itself when Java has none.
+pub fn java_name(key: &str) -> &str {
+    JAVA_NAMES.iter().find(|(_, ours)| *ours == key).map_or(key, |(java, _)| java)
+}
+
+/// The properties text of the file at `path` with `changes` (our keys) set in it, every other
+/// key it holds kept: what UPDATE_NAMESRV_CONFIG writes there, the runtime-updates layer the
+/// next start reads.
+pub fn updated_store_text(path: &Path, changes: &[(String, String)]) -> Result<String, PersistError> {
+    let mut pairs = match std::fs::read_to_string(path) {
+        Ok(text) => properties::parse(&text).map_err(|error| PersistError::Parse { path: path.into(), error })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(error) => return Err(PersistError::Read { path: path.into(), error }),
+    };
+    for (key, value) in changes {
+        pairs.retain(|(k, _)| canonical_key(k) != *key);
+        pairs.push((java_name(key).to_owned(), value.clone()));
+    }
+    Ok(properties::write(&pairs))
+}
+
+/// The runtime-updates file cannot be read back before it is rewritten.
+#[derive(Debug, Error)]
+pub enum PersistError {
+    /// It exists but cannot be read.
+    #[error("cannot read {}: {error}", path.display())]
+    Read { path: PathBuf, error: std::io::Error },
+    /// It is not properties text.
+    #[error("{}: {error}", path.display())]
+    Parse { path: PathBuf, error: properties::PropertiesError },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(dir: &Path, config: &str, overrides: &[(&str, &str)]) -> Sources {
+        let file = dir.join("namesrv.toml");
+        std::fs::write(&file, config).unwrap();
+        let store = dir.join("store.properties").display().to_string();
+        let mut all = vec![("config_store_path".to_owned(), store)];
+        all.extend(overrides.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        Sources {
+            defaults_file: None,
+            config_file: Some(file),
+            config_format: ConfigFormat::Auto,
+            env_prefix: "NAMESRV_TEST_LOAD".into(),
+            overrides: all,
+        }
+    }
+
+    fn dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("namesrv-load-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn runtime_updates_sit_between_the_config_file_and_the_flags() {
+        let dir = dir("order");
+        let store = "enableTopicList=false\nscanNotActiveBrokerInterval=700\nkvConfigPath=/elsewhere.json\nfoo=1\nacl_enabled=false\n";
+        std::fs::write(dir.join("store.properties"), store).unwrap();
+        let config =
+            "enable_topic_list = true\nscan_interval_ms = 500\nacl_enabled = true\nacl_accounts_file = \"/a\"\n";
+        let s = sources(&dir, config, &[("scan_interval_ms", "900")]);
+        let settings = s.load().unwrap();
+        assert!(settings.acl_enabled, "the runtime-updates file cannot turn access control off");
+        assert!(!settings.enable_topic_list, "the update wins over the -c file");
+        assert_eq!(settings.scan_interval_ms, 900, "a flag wins over the update");
+        assert_ne!(settings.kv_config_path, "/elsewhere.json", "runtime updates never move the state");
+    }
+
+    #[test]
+    fn the_config_store_cannot_be_the_toml_config_file() {
+        let dir = dir("same");
+        let file = dir.join("namesrv.toml").display().to_string();
+        let err = sources(&dir, "", &[("config_store_path", &file)]).load().unwrap_err().to_string();
+        assert!(err.contains("config_store_path") && err.contains("TOML -c file"), "{err}");
+    }
+
+    #[test]
+    fn updated_store_text_replaces_changed_keys_and_keeps_the_rest() {
+        let dir = dir("store");
+        let path = dir.join("namesrv.properties");
+        std::fs::write(&path, "# comment\nlistenPort=9876\nenableTopicList=true\nuseTLS=false\n").unwrap();
+        let text = updated_store_text(&path, &[("enable_topic_list".into(), "false".into())]).unwrap();
+        assert_eq!(text, "enableTopicList=false\nlistenPort=9876\nuseTLS=false\n");
+        let fresh = updated_store_text(&dir.join("missing"), &[("order_message_enable".into(), "true".into())]);
+        assert_eq!(fresh.unwrap(), "orderMessageEnable=true\n");
+    }
 }

@@ -1,8 +1,10 @@
-//! Settings and their layered loading: built-in defaults < `config/default.toml` < `-c FILE`
-//! < environment (`NAMESRV_<KEY>`) < command-line flags.
+//! Settings and their layered loading: built-in defaults < `<config dir>/default.toml` <
+//! `-c FILE` (TOML or Java properties) < runtime updates (`config_store_path`) < environment
+//! (`NAMESRV_<KEY>`, settings only) < command-line flags.
 //!
 //! Keys are snake_case with the unit in the name; keys that mirror Java's NamesrvConfig /
-//! NettyServerConfig are also accepted under their Java spelling (see [`JAVA_NAMES`]).
+//! NettyServerConfig are also accepted under their Java spelling (see [`JAVA_NAMES`]); the other
+//! keys Java reads warn and are ignored (see [`java`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,13 +14,27 @@ use thiserror::Error;
 
 use crate::protocol::codec::DEFAULT_MAX_FRAME_BYTES;
 
+pub mod addr;
+pub mod choice;
+pub mod java;
 mod load;
 pub mod properties;
+pub mod sources;
+mod update;
+mod validate;
 
-pub use load::{canonical_key, UpdateError};
+pub use choice::{AclProtect, ConfigFormat, LargeBodyDecode, LogFormat, PrintFormat, ResponseSerializeType, TlsMode};
+pub use load::{canonical_key, java_name, updated_store_text, PersistError};
+pub use sources::{Origin, Sources};
+pub use update::{Changed, UpdateError, RUNTIME_KEYS};
 
-/// The built-in config file, read from the working directory when present.
+/// The defaults file as shipped in this repository (relative to its root). The binary reads
+/// `default.toml` from its config directory (`--config-dir`, default `/etc/namesrv`), never
+/// from the working directory.
 pub const DEFAULT_CONFIG_FILE: &str = "config/default.toml";
+
+/// Where state goes when neither `STATE_DIRECTORY` nor a usable `HOME` is set.
+pub const FALLBACK_STATE_DIR: &str = "/var/lib/namesrv";
 
 /// Java spellings accepted for our keys: (Java name, our key).
 pub const JAVA_NAMES: &[(&str, &str)] = &[
@@ -41,55 +57,43 @@ pub const JAVA_NAMES: &[(&str, &str)] = &[
     ("configBlackList", "config_black_list"),
 ];
 
-/// Java NamesrvConfig / NettyServerConfig keys with no meaning here: accepted and ignored in a
-/// Java properties file, so operators can bring theirs unchanged.
-pub const JAVA_IGNORED_KEYS: &[&str] = &[
-    "productEnvName",
-    "clusterTest",
-    "clientRequestThreadPoolNums",
-    "defaultThreadPoolNums",
-    "clientRequestThreadPoolQueueCapacity",
-    "defaultThreadPoolQueueCapacity",
-    "unRegisterBrokerQueueCapacity",
-    "enableControllerInNamesrv",
-    "serverWorkerThreads",
-    "serverCallbackExecutorThreads",
-    "serverSelectorThreads",
-    "serverOnewaySemaphoreValue",
-    "serverAsyncSemaphoreValue",
-    "serverSocketSndBufSize",
-    "serverSocketRcvBufSize",
-    "writeBufferHighWaterMark",
-    "writeBufferLowWaterMark",
-    "serverSocketBacklog",
-    "serverNettyWorkerGroupEnable",
-    "serverPooledByteBufAllocatorEnable",
-    "enableShutdownGracefully",
-    "shutdownWaitTimeSeconds",
-    "useEpollNativeSelector",
+/// Keys UPDATE_NAMESRV_CONFIG refuses whatever `config_black_list` says, with NO_PERMISSION:
+/// the paths (CVE-2023-33246), and every access-control and TLS key, so that no peer can turn
+/// the checks off or point them at other files over the wire. The runtime-updates file
+/// (`config_store_path`) cannot set them either; they come from the config files, the
+/// environment or the command line.
+pub const FIXED_BLACK_LIST: &[&str] = &[
+    "configBlackList",
+    "configStorePath",
+    "kvConfigPath",
+    "rocketmqHome",
+    "acl_enabled",
+    "acl_accounts_file",
+    "acl_protect",
+    "tls_mode",
+    "tls_cert_file",
+    "tls_key_file",
+    "tls_client_ca_file",
 ];
 
-/// Keys UPDATE_NAMESRV_CONFIG refuses whatever `config_black_list` says (CVE-2023-33246).
-pub const FIXED_BLACK_LIST: &[&str] = &["configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"];
+/// The directory state files go to by default, never the working directory: systemd's
+/// `$STATE_DIRECTORY` (from `StateDirectory=`), else `$HOME/namesrv` as Java's
+/// `${user.home}/namesrv`, else (no `HOME`, or `HOME=/` as for service and container users
+/// without one) [`FALLBACK_STATE_DIR`].
+pub fn default_state_dir() -> PathBuf {
+    let var = |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if let Some(dirs) = var("STATE_DIRECTORY") {
+        // systemd passes one path per StateDirectory= entry, separated by colons.
+        return PathBuf::from(dirs.split(':').next().unwrap_or(FALLBACK_STATE_DIR));
+    }
+    match var("HOME").filter(|h| !h.trim_end_matches('/').is_empty()) {
+        Some(home) => PathBuf::from(home).join("namesrv"),
+        None => PathBuf::from(FALLBACK_STATE_DIR),
+    }
+}
 
-/// Keys UPDATE_NAMESRV_CONFIG applies at once; the others take effect after a restart.
-pub const RUNTIME_KEYS: &[&str] = &[
-    "enable_all_topic_list",
-    "enable_topic_list",
-    "notify_min_broker_id_changed",
-    "need_wait_for_service",
-    "wait_seconds_for_service",
-    "order_message_enable",
-    "return_order_topic_config_to_broker",
-    "support_acting_master",
-    "delete_topic_with_broker_registration",
-    "broker_timeout_ms",
-];
-
-/// `$HOME/<rest>`, as Java's `${user.home}` defaults.
-fn home_path(rest: &str) -> String {
-    let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
-    format!("{}/{rest}", home.trim_end_matches('/'))
+fn state_path(file: &str) -> String {
+    default_state_dir().join(file).display().to_string()
 }
 
 /// Every setting of the server, with its default.
@@ -110,8 +114,8 @@ pub struct Settings {
     pub max_frame_bytes: usize,
     /// Largest accepted inflated size of a compressed register body.
     pub max_inflated_body_bytes: usize,
-    /// Response header serialization: "request" (same as the request), "json" or "rocketmq".
-    pub response_serialize_type: String,
+    /// Response header serialization.
+    pub response_serialize_type: ResponseSerializeType,
     /// The MQVersion ordinal stamped on responses.
     pub response_version: i32,
     /// Drop a broker's topics that its registration no longer lists.
@@ -142,9 +146,60 @@ pub struct Settings {
     pub config_black_list: String,
     /// Budget of the cache of encoded route bodies (0 disables it).
     pub route_cache_max_bytes: usize,
-    /// Where register bodies over 64 KiB are decoded: "auto" (on the blocking pool when the
-    /// process may use more than one core, else in place), "blocking" or "inline".
-    pub large_body_decode: String,
+    /// Where register bodies are decoded: compressed ones and those over 64 KiB.
+    pub large_body_decode: LargeBodyDecode,
+    /// Reading from a connection stops above this many reply bytes waiting to be written.
+    pub write_buffer_high_bytes: usize,
+    /// ... and resumes at or below this many.
+    pub write_buffer_low_bytes: usize,
+    /// Reading from a connection stops while it has this many requests in flight.
+    pub max_in_flight_per_connection: usize,
+    /// Bytes all connections together may hold in partly received frames over 64 KiB.
+    pub frame_budget_bytes: usize,
+    /// A frame not complete this long after its first byte closes its connection.
+    pub frame_receive_timeout_secs: u64,
+    /// Most topics one registration may carry.
+    pub max_topics_per_broker: usize,
+    /// Largest KV value.
+    pub kv_max_value_bytes: usize,
+    /// Largest KV store (keys and values of every namespace).
+    pub kv_max_store_bytes: usize,
+    /// `host:port` of the HTTP endpoint (metrics, probes, status page); empty disables it.
+    pub http_listen: String,
+    /// What `GET /rocketmq/nsaddr` answers (`host:port;host:port`); empty: this server's own
+    /// remoting address, as the client reached its HTTP endpoint.
+    pub address_server_list: String,
+    /// Count requests and actor messages for `/metrics` (off only to measure what it costs).
+    pub metrics_enabled: bool,
+    /// Log lines as text or as one JSON object per line.
+    pub log_format: LogFormat,
+    /// Requests taking longer than this are logged at WARN.
+    pub slow_request_ms: u64,
+    /// A one-line INFO summary (connections, brokers, topics, rate, p99, mailbox depth) this
+    /// often; 0 disables it.
+    pub log_summary_secs: u64,
+    /// Threads connections run on, the registry then on a thread of its own; 0: one per core,
+    /// 1: everything on one thread.
+    pub io_threads: usize,
+    /// Verify RocketMQ session credentials (`AccessKey`, `Signature`) on the codes
+    /// `acl_protect` names.
+    pub acl_enabled: bool,
+    /// The accounts file (TOML): access keys, secrets, roles, allowed addresses.
+    pub acl_accounts_file: String,
+    /// Which codes need credentials: `admin`, `broker` or `all`.
+    pub acl_protect: AclProtect,
+    /// TLS on the remoting port: `disabled`, `permissive` or `enforcing`.
+    pub tls_mode: TlsMode,
+    /// The server's certificate chain (PEM).
+    pub tls_cert_file: String,
+    /// The server's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub tls_key_file: String,
+    /// CA certificates (PEM) client certificates must chain to; empty: no client certificates.
+    pub tls_client_ca_file: String,
+    /// A TLS handshake (from the first byte) not complete this long closes its connection.
+    pub tls_handshake_timeout_ms: u64,
+    /// How often the accounts file and the TLS files are checked for changes; 0: only SIGHUP.
+    pub security_reload_interval_ms: u64,
 }
 
 impl Default for Settings {
@@ -157,7 +212,7 @@ impl Default for Settings {
             idle_timeout_secs: 120,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_inflated_body_bytes: 64 * 1024 * 1024,
-            response_serialize_type: "request".into(),
+            response_serialize_type: ResponseSerializeType::Request,
             response_version: crate::protocol::code::version::V5_3_3,
             delete_topic_with_broker_registration: false,
             support_acting_master: false,
@@ -168,23 +223,38 @@ impl Default for Settings {
             notify_min_broker_id_changed: false,
             need_wait_for_service: false,
             wait_seconds_for_service: 45,
-            kv_config_path: home_path("namesrv/kvConfig.json"),
-            config_store_path: home_path("namesrv/namesrv.properties"),
+            kv_config_path: state_path("kvConfig.json"),
+            config_store_path: state_path("namesrv.properties"),
             rocketmq_home: std::env::var("ROCKETMQ_HOME").unwrap_or_default(),
             config_black_list: "configBlackList;configStorePath;kvConfigPath".into(),
             route_cache_max_bytes: 16 * 1024 * 1024,
-            large_body_decode: "auto".into(),
+            large_body_decode: LargeBodyDecode::Auto,
+            write_buffer_high_bytes: 4 * 1024 * 1024,
+            write_buffer_low_bytes: 1024 * 1024,
+            max_in_flight_per_connection: 64,
+            frame_budget_bytes: 256 * 1024 * 1024,
+            frame_receive_timeout_secs: 30,
+            max_topics_per_broker: 200_000,
+            kv_max_value_bytes: 1024 * 1024,
+            kv_max_store_bytes: 64 * 1024 * 1024,
+            http_listen: "0.0.0.0:9880".into(),
+            address_server_list: String::new(),
+            metrics_enabled: true,
+            log_format: LogFormat::Text,
+            slow_request_ms: 100,
+            log_summary_secs: 60,
+            io_threads: 0,
+            acl_enabled: false,
+            acl_accounts_file: String::new(),
+            acl_protect: AclProtect::Admin,
+            tls_mode: TlsMode::Disabled,
+            tls_cert_file: String::new(),
+            tls_key_file: String::new(),
+            tls_client_ca_file: String::new(),
+            tls_handshake_timeout_ms: 10_000,
+            security_reload_interval_ms: 2_000,
         }
     }
-}
-
-/// Which serialization responses use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResponseSerialization {
-    /// The request's own serialization (4.9.x behaviour, what the spec recommends).
-    SameAsRequest,
-    /// Always this one (5.x behaviour with JSON).
-    Fixed(crate::protocol::SerializeType),
 }
 
 /// Settings that cannot be loaded or make no sense; start-up stops with this message.
@@ -205,58 +275,67 @@ pub enum SettingsError {
     /// A config file that cannot be read.
     #[error("cannot read {path}: {error}")]
     Read { path: PathBuf, error: std::io::Error },
+    /// A config file read as TOML that does not parse.
+    #[error("{path} (read as TOML; --config-format properties reads Java properties): {error}")]
+    Toml { path: PathBuf, error: config::ConfigError },
+    /// A layer with an unknown key or a value of the wrong type, named.
+    #[error("{origin}: {error}")]
+    InLayer { origin: Origin, error: Box<SettingsError> },
+    /// `enableControllerInNamesrv=true`: the controller Java would embed does not exist here.
+    #[error(
+        "{origin}: enableControllerInNamesrv=true: embedded controller not supported: run the RocketMQ controller separately"
+    )]
+    EmbeddedController { origin: Origin },
 }
 
 impl Settings {
-    /// Checks ranges the types cannot express.
-    pub fn validate(&self) -> Result<(), SettingsError> {
-        let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
-        if self.scan_interval_ms == 0 {
-            return invalid("scan_interval_ms", "must be at least 1");
+    /// How many threads connections run on: `io_threads`, where 0 means one per core.
+    pub fn connection_threads(&self) -> usize {
+        match self.io_threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
         }
-        if self.idle_timeout_secs == 0 {
-            return invalid("idle_timeout_secs", "must be at least 1");
-        }
-        if !(1024..=(i32::MAX as usize)).contains(&self.max_frame_bytes) {
-            return invalid("max_frame_bytes", "must be between 1024 and 2147483647");
-        }
-        if !["auto", "blocking", "inline"].contains(&self.large_body_decode.to_ascii_lowercase().as_str()) {
-            return invalid("large_body_decode", "must be auto, blocking or inline");
-        }
-        if !(1024..=(i32::MAX as usize)).contains(&self.max_inflated_body_bytes) {
-            return invalid("max_inflated_body_bytes", "must be between 1024 and 2147483647");
-        }
-        if self.response_serialization().is_none() {
-            return invalid("response_serialize_type", "must be request, json or rocketmq");
-        }
-        Ok(())
     }
 
-    /// The parsed `response_serialize_type`.
-    pub fn response_serialization(&self) -> Option<ResponseSerialization> {
-        use crate::protocol::SerializeType;
-        match self.response_serialize_type.to_ascii_lowercase().as_str() {
-            "request" => Some(ResponseSerialization::SameAsRequest),
-            "json" => Some(ResponseSerialization::Fixed(SerializeType::Json)),
-            "rocketmq" => Some(ResponseSerialization::Fixed(SerializeType::RocketMq)),
-            _ => None,
-        }
+    /// Every setting's key (our spelling).
+    pub fn keys() -> Vec<String> {
+        Settings::default().values().into_iter().map(|(k, _)| k).collect()
+    }
+
+    /// Every setting as (our key, value as text), sorted by key.
+    pub fn values(&self) -> Vec<(String, String)> {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let Some(map) = value.as_object() else {
+            return Vec::new();
+        };
+        let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+        map.iter().map(|(key, v)| (key.clone(), text(v))).collect::<BTreeMap<_, _>>().into_iter().collect()
     }
 
     /// Every setting as (name, value) strings, under the Java name where there is one:
     /// what GET_NAMESRV_CONFIG answers and what the config store file holds.
     pub fn java_view(&self) -> Vec<(String, String)> {
-        let value = serde_json::to_value(self).unwrap_or_default();
-        let Some(map) = value.as_object() else {
-            return Vec::new();
-        };
-        map.iter()
-            .map(|(key, v)| {
-                let name = JAVA_NAMES.iter().find(|(_, ours)| ours == key).map_or(key.as_str(), |(java, _)| java);
-                let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                (name.to_owned(), text)
-            })
-            .collect()
+        self.values().into_iter().map(|(key, v)| (java_name(&key).to_owned(), v)).collect()
+    }
+
+    /// The effective settings as `key=value` lines under Java's names, sorted, unescaped as
+    /// Java's `-p` prints them; settings Java has no name for follow under a comment.
+    pub fn to_properties_lines(&self) -> String {
+        let mut java: Vec<String> = Vec::new();
+        let mut ours: Vec<String> = Vec::new();
+        for (key, value) in self.values() {
+            match java_name(&key) {
+                name if name != key => java.push(format!("{name}={value}\n")),
+                _ => ours.push(format!("{key}={value}\n")),
+            }
+        }
+        java.sort();
+        format!("{}# namesrv settings without a Java counterpart\n{}", java.concat(), ours.concat())
+    }
+
+    /// The socket addresses `bind_address` and `listen_port` name (a host name resolved).
+    pub fn listen_addrs(&self) -> std::io::Result<Vec<std::net::SocketAddr>> {
+        addr::resolve(&self.bind_address, self.listen_port)
     }
 
     /// The effective settings as sorted `key = value` lines (valid TOML).
@@ -269,94 +348,4 @@ impl Settings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-    use std::path::Path;
-
-    fn temp_file(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("namesrv-settings-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::File::create(&path).unwrap().write_all(text.as_bytes()).unwrap();
-        path
-    }
-
-    #[test]
-    fn no_layers_gives_the_built_in_defaults() {
-        let s = Settings::load(None, None, "NAMESRV_TEST_NONE", &[]).unwrap();
-        assert_eq!(s, Settings::default());
-    }
-
-    #[test]
-    fn later_layers_win_and_java_names_are_accepted() {
-        let base = temp_file("base.toml", "scan_interval_ms = 1000\nlisten_port = 1\n");
-        let user = temp_file("user.toml", "scanNotActiveBrokerInterval = 2000\nbindAddress = \"127.0.0.1\"\n");
-        let flags = vec![("listen_port".to_owned(), "3".to_owned())];
-        let s = Settings::load(Some(&base), Some(&user), "NAMESRV_TEST_LAYERS", &flags).unwrap();
-        assert_eq!((s.scan_interval_ms, s.listen_port, s.bind_address.as_str()), (2000, 3, "127.0.0.1"));
-    }
-
-    #[test]
-    fn unknown_keys_fail_naming_the_key() {
-        let user = temp_file("typo.toml", "scan_intervl_ms = 5\n");
-        let err = Settings::load(None, Some(&user), "NAMESRV_TEST_TYPO", &[]).unwrap_err().to_string();
-        assert!(err.contains("scan_intervl_ms"), "{err}");
-    }
-
-    #[test]
-    fn bad_values_fail_start_up() {
-        let flags = vec![("scan_interval_ms".to_owned(), "0".to_owned())];
-        assert!(Settings::load(None, None, "NAMESRV_TEST_BAD", &flags).is_err());
-        let flags = vec![("response_serialize_type".to_owned(), "xml".to_owned())];
-        assert!(Settings::load(None, None, "NAMESRV_TEST_BAD2", &flags).is_err());
-        assert!(Settings::load(None, Some(Path::new("/nonexistent/x.toml")), "NAMESRV_TEST_BAD3", &[]).is_err());
-    }
-
-    #[test]
-    fn the_shipped_default_file_parses_and_matches_the_built_in_defaults() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CONFIG_FILE);
-        let s = Settings::load(Some(&path), None, "NAMESRV_TEST_SHIPPED", &[]).unwrap();
-        assert_eq!(s, Settings::default());
-    }
-
-    #[test]
-    fn a_java_properties_file_is_accepted_with_its_java_only_keys_ignored() {
-        let file = temp_file(
-            "namesrv.properties",
-            "listenPort=9999\nclientRequestThreadPoolNums=8\nscanNotActiveBrokerInterval : 700\norderMessageEnable=true\n",
-        );
-        let s = Settings::load(None, Some(&file), "NAMESRV_TEST_PROPS", &[]).unwrap();
-        assert_eq!((s.listen_port, s.scan_interval_ms, s.order_message_enable), (9999, 700, true));
-        let bad = temp_file("bad.properties", "noSuchKey=1\n");
-        let err = Settings::load(None, Some(&bad), "NAMESRV_TEST_PROPS2", &[]).unwrap_err().to_string();
-        assert!(err.contains("noSuchKey"), "{err}");
-    }
-
-    #[test]
-    fn updates_refuse_blacklisted_keys_and_apply_the_rest() {
-        let s = Settings::default();
-        for key in ["configStorePath", "kvConfigPath", "configBlackList", "rocketmqHome", "kv_config_path"] {
-            assert_eq!(s.with_updates(&[(key.into(), "x".into())]), Err(UpdateError::BlackListed(key.into())));
-        }
-        let updated =
-            s.with_updates(&[("enableTopicList".into(), "false".into()), ("{key".into(), "value}".into())]).unwrap();
-        assert!(!updated.enable_topic_list);
-        assert!(s.with_updates(&[("scanNotActiveBrokerInterval".into(), "soon".into())]).is_err());
-    }
-
-    #[test]
-    fn java_view_uses_java_names() {
-        let view = Settings::default().java_view();
-        assert!(view.contains(&("listenPort".to_owned(), "9876".to_owned())));
-        assert!(view.contains(&("scanNotActiveBrokerInterval".to_owned(), "5000".to_owned())));
-        assert!(view.contains(&("max_frame_bytes".to_owned(), "16777216".to_owned())));
-    }
-
-    #[test]
-    fn printed_config_loads_back_to_the_same_settings() {
-        let original = Settings { listen_port: 1234, ..Settings::default() };
-        let path = temp_file("printed.toml", &original.to_toml_lines());
-        assert_eq!(Settings::load(None, Some(&path), "NAMESRV_TEST_PRINTED", &[]).unwrap(), original);
-    }
-}
+mod tests;

@@ -19,14 +19,14 @@ pub fn parse(text: &str) -> Result<Vec<(String, String)>, PropertiesError> {
     let mut out = Vec::new();
     let mut lines = text.lines().enumerate();
     while let Some((number, first)) = lines.next() {
-        let mut logical = first.trim_start().to_owned();
+        let mut logical = first.trim_start_matches(WHITESPACE).to_owned();
         if logical.is_empty() || logical.starts_with('#') || logical.starts_with('!') {
             continue;
         }
         while ends_with_odd_backslashes(&logical) {
             logical.pop();
             match lines.next() {
-                Some((_, next)) => logical.push_str(next.trim_start()),
+                Some((_, next)) => logical.push_str(next.trim_start_matches(WHITESPACE)),
                 None => break,
             }
         }
@@ -35,6 +35,10 @@ pub fn parse(text: &str) -> Result<Vec<(String, String)>, PropertiesError> {
     }
     Ok(out)
 }
+
+/// What `Properties.LineReader` skips at the start of a line: space, tab and form feed only,
+/// not every Unicode space (`str::trim_start` would drop a key's leading U+00A0, Java keeps it).
+const WHITESPACE: [char; 3] = [' ', '\t', '\u{c}'];
 
 fn ends_with_odd_backslashes(s: &str) -> bool {
     s.chars().rev().take_while(|c| *c == '\\').count() % 2 == 1
@@ -51,12 +55,12 @@ fn split_key_value(line: &str) -> (&str, &str) {
         match c {
             '\\' => escaped = true,
             '=' | ':' | ' ' | '\t' | '\u{c}' => {
-                let rest = line[i..].trim_start_matches([' ', '\t', '\u{c}']);
+                let rest = line[i..].trim_start_matches(WHITESPACE);
                 let rest = rest
                     .strip_prefix(['=', ':'])
                     .filter(|_| c.is_whitespace())
                     .unwrap_or(if c.is_whitespace() { rest } else { &line[i + 1..] });
-                return (&line[..i], rest.trim_start_matches([' ', '\t', '\u{c}']));
+                return (&line[..i], rest.trim_start_matches(WHITESPACE));
             }
             _ => {}
         }
@@ -102,6 +106,8 @@ pub fn write(pairs: &[(String, String)]) -> String {
                 '\n' => out.push_str("\\n"),
                 '\r' => out.push_str("\\r"),
                 '\t' => out.push_str("\\t"),
+                // As `Properties.saveConvert`: a raw form feed would end a key or vanish before a value.
+                '\u{c}' => out.push_str("\\f"),
                 '=' | ':' | '#' | '!' if key => {
                     out.push('\\');
                     out.push(c);
@@ -151,5 +157,17 @@ mod tests {
         let mut expected = original.clone();
         expected.sort();
         assert_eq!(back, expected);
+    }
+
+    #[test]
+    fn form_feeds_and_leading_unicode_spaces_survive_write_and_parse() {
+        // Found by the properties fuzz target: a form feed ended a written key, and a key's
+        // leading U+00A0 was trimmed, where Java's LineReader skips only space, tab and form feed.
+        let original = vec![("b\u{c}".to_owned(), "\u{c}v".to_owned()), ("\u{a0}k".to_owned(), "\u{2003}".to_owned())];
+        let mut expected = original.clone();
+        expected.sort();
+        assert_eq!(pairs(&write(&original)), expected);
+        assert_eq!(pairs("\u{a0}a=1"), vec![("\u{a0}a".to_owned(), "1".to_owned())]);
+        assert_eq!(pairs(" \t\u{c}a=1"), vec![("a".to_owned(), "1".to_owned())]);
     }
 }

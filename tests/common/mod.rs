@@ -20,14 +20,18 @@ use serde_json::{json, Value};
 use tokio_util::codec::Decoder;
 
 pub mod checks;
+pub mod http;
 pub mod kv_config;
 pub mod process;
 pub mod requests;
 pub mod routeinfo;
+pub mod security;
 
 /// A running server; stopped when dropped.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The HTTP endpoint, for servers started with [`TestServer::with_http`].
+    pub http_addr: Option<SocketAddr>,
     /// The settings it runs with (its KV and config files live in a fresh temp directory).
     pub settings: Settings,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -55,6 +59,7 @@ pub fn test_settings() -> Settings {
         listen_port: 0,
         kv_config_path: dir.join("kvConfig.json").display().to_string(),
         config_store_path: dir.join("namesrv.properties").display().to_string(),
+        http_listen: String::new(),
         ..Settings::default()
     }
 }
@@ -74,23 +79,37 @@ impl TestServer {
 
     /// A server with exactly these settings.
     pub fn with_settings(settings: Settings) -> Self {
+        Self::start_serving(settings, None)
+    }
+
+    /// A server with test settings edited by `edit`, serving HTTP on a pre-bound 127.0.0.1 port
+    /// (`http_addr`).
+    pub fn with_http(edit: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = test_settings();
+        edit(&mut settings);
+        let http = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        http.set_nonblocking(true).unwrap();
+        Self::start_serving(settings, Some(http))
+    }
+
+    fn start_serving(settings: Settings, http: Option<std::net::TcpListener>) -> Self {
         let kept = settings.clone();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().unwrap();
+        let http_addr = http.as_ref().map(|l| l.local_addr().unwrap());
         listener.set_nonblocking(true).unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let system = actix::System::new();
             system.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                namesrv::server::serve(settings, listener, async {
+                let shutdown = async {
                     let _ = rx.await;
-                })
-                .await
-                .unwrap();
+                };
+                namesrv::server::serve_with(settings, listener, shutdown, None, http).await.unwrap();
             });
         });
-        TestServer { addr, settings: kept, shutdown: Some(tx), thread: Some(thread) }
+        TestServer { addr, http_addr, settings: kept, shutdown: Some(tx), thread: Some(thread) }
     }
 
     /// A new client connection.
@@ -110,6 +129,17 @@ impl Drop for TestServer {
     }
 }
 
+/// What a read with a deadline found.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A complete frame.
+    Frame(RemotingCommand),
+    /// The server closed the connection.
+    Closed,
+    /// Nothing within the deadline.
+    Silent,
+}
+
 /// A blocking RocketMQ client over one TCP connection.
 pub struct Client {
     pub stream: TcpStream,
@@ -121,7 +151,11 @@ pub struct Client {
 impl Client {
     /// Connects with a 5 s read timeout.
     pub fn connect(addr: SocketAddr) -> Self {
-        let stream = TcpStream::connect(addr).expect("connect");
+        Self::from_stream(TcpStream::connect(addr).expect("connect"))
+    }
+
+    /// A client over an already connected stream (5 s read timeout).
+    pub fn from_stream(stream: TcpStream) -> Self {
         stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         stream.set_nodelay(true).unwrap();
         Client { stream, codec: RemotingCodec::new(1 << 30), buf: BytesMut::new(), next_opaque: 1 }
@@ -139,30 +173,63 @@ impl Client {
         self.stream.write_all(bytes).unwrap();
     }
 
-    /// Sends a request with a fresh opaque and waits for its response.
+    /// Sends a request with a fresh opaque and reads the next frame, which must be its
+    /// response: any other frame (an answer to a oneway request, a stray opaque) fails the test.
     pub fn call(&mut self, mut cmd: RemotingCommand) -> RemotingCommand {
         cmd.opaque = self.next_opaque;
         self.next_opaque += 1;
         self.send(&cmd);
-        loop {
-            let frame = self.read_frame().expect("connection closed while waiting for a response");
-            if frame.opaque == cmd.opaque {
-                return frame;
-            }
-        }
+        let frame = self.read_frame().expect("connection closed while waiting for a response");
+        assert_eq!(
+            (frame.opaque, frame.is_response()),
+            (cmd.opaque, true),
+            "expected the response to opaque {} (code {}), got frame {frame:?}",
+            cmd.opaque,
+            cmd.code
+        );
+        frame
     }
 
     /// Reads the next frame; `None` when the server closed the connection (or on timeout).
     pub fn read_frame(&mut self) -> Option<RemotingCommand> {
+        match self.read_frame_within(Duration::from_secs(5)) {
+            Incoming::Frame(frame) => Some(frame),
+            Incoming::Closed | Incoming::Silent => None,
+        }
+    }
+
+    /// Reads the next frame, waiting at most `within`.
+    pub fn read_frame_within(&mut self, within: Duration) -> Incoming {
+        let deadline = Instant::now() + within;
         loop {
             if let Some(frame) = self.codec.decode(&mut self.buf).expect("server sent a bad frame") {
-                return Some(frame);
+                return Incoming::Frame(frame);
             }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Incoming::Silent;
+            }
+            self.stream.set_read_timeout(Some(left)).unwrap();
             let mut chunk = [0u8; 64 * 1024];
-            match self.stream.read(&mut chunk) {
-                Ok(0) | Err(_) => return None,
+            let read = self.stream.read(&mut chunk);
+            self.stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            match read {
+                Ok(0) => return Incoming::Closed,
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                    return Incoming::Silent
+                }
+                Err(_) => return Incoming::Closed,
             }
+        }
+    }
+
+    /// Asserts that the server sends nothing for `within` and keeps the connection open.
+    pub fn expect_silence(&mut self, within: Duration) {
+        match self.read_frame_within(within) {
+            Incoming::Silent => {}
+            Incoming::Frame(frame) => panic!("expected no frame, got {frame:?}"),
+            Incoming::Closed => panic!("expected no frame, but the server closed the connection"),
         }
     }
 
@@ -179,8 +246,11 @@ impl Client {
     pub fn closed_by_server(&mut self, within: Duration) -> bool {
         self.stream.set_read_timeout(Some(within)).unwrap();
         let mut byte = [0u8; 1];
-        let closed = matches!(self.stream.read(&mut byte), Ok(0))
-            || matches!(self.stream.read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset);
+        // One read: after a reset has been reported once, a second read would see end of file.
+        let closed = match self.stream.read(&mut byte) {
+            Ok(n) => n == 0,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        };
         self.stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         closed
     }

@@ -9,13 +9,19 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// A `namesrv` command with its KV and config-store files in a fresh directory.
+/// A `namesrv` command with its KV and config-store files in a fresh directory, which is also
+/// its config directory (so no `/etc/namesrv/default.toml` of the machine leaks in).
 pub fn namesrv_command(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_namesrv"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("RUST_LOG")
+        .env_remove("NOTIFY_SOCKET")
+        .env_remove("STATE_DIRECTORY")
         .env("NAMESRV_KV_CONFIG_PATH", dir.join("kvConfig.json"))
-        .env("NAMESRV_CONFIG_STORE_PATH", dir.join("namesrv.properties"));
+        .env("NAMESRV_CONFIG_STORE_PATH", dir.join("namesrv.properties"))
+        .env("NAMESRV_HTTP_LISTEN", "127.0.0.1:0")
+        .arg("--config-dir")
+        .arg(dir);
     cmd
 }
 
@@ -45,6 +51,28 @@ impl Proc {
 
     pub fn stdout(&self) -> String {
         self.stdout.lock().unwrap().clone()
+    }
+
+    /// The address from the `"message":"listening","addr":"HOST:PORT"` JSON log line.
+    pub fn json_addr(&mut self) -> SocketAddr {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = self.stderr();
+            let found = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .find(|l| l["message"] == "listening")
+                .and_then(|l| l["addr"].as_str().map(str::to_owned));
+            if let Some(addr) = found {
+                return addr.parse().unwrap_or_else(|e| panic!("bad listening address {addr:?}: {e}"));
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no listening line within 10 s; stderr:
+{text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The address from the `listening addr=HOST:PORT` log line; panics if it does not come
@@ -90,8 +118,35 @@ impl Proc {
 
     /// SIGTERM, as a service manager stops it.
     pub fn terminate(&self) {
-        let status = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().unwrap();
-        assert!(status.success(), "kill -TERM failed");
+        self.signal("TERM");
+    }
+
+    /// SIGHUP, as `systemctl reload` (the unit's ExecReload) sends it.
+    pub fn hangup(&self) {
+        self.signal("HUP");
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill").arg(format!("-{name}")).arg(self.child.id().to_string()).status().unwrap();
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits (at most 10 s) until stderr holds a line containing every one of `parts`; returns it.
+    pub fn wait_for_line(&mut self, parts: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = self.stderr();
+            if let Some(line) = text.lines().find(|l| parts.iter().all(|p| l.contains(p))) {
+                return line.to_owned();
+            }
+            assert!(Instant::now() < deadline, "no line with {parts:?} within 10 s; stderr:\n{text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

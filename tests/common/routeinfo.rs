@@ -1,4 +1,4 @@
-//! Helpers for the restated Java RouteInfoManager suites (spec §9.1, §9.3–§9.5, §9.7): route
+//! Helpers for the restated Java suites (RequestProcessorTest and the RouteInfoManager*Test classes): route
 //! perms, data-version queries and the 3 × 3 broker grid.
 
 use namesrv::model::DataVersion;
@@ -16,7 +16,7 @@ pub fn perm(route: &Value, name: &str) -> i64 {
 pub fn query_data_version(client: &mut Client, broker: &Broker, version: Option<DataVersion>) -> RemotingCommand {
     let mut request = broker.identity_request(322);
     if let Some(v) = version {
-        request = request.with_body(v.to_json().into_bytes());
+        request = request.with_body(namesrv::protocol::response_body::encode_data_version(&v));
     }
     client.call(request)
 }

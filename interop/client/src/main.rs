@@ -4,14 +4,23 @@
 //! starts a push consumer, produces `count` messages, and exits 0 once every one arrived
 //! (printing `received N of N`), or 1 at the timeout.
 //! `namesrv-interop-client produce <namesrv;addrs> <topic> <count>` only produces.
+//!
+//! A namesrv address of `-` sets none: the client then finds its name servers through the address
+//! server, `http://{rocketmq.namesrv.domain}/rocketmq/{rocketmq.namesrv.domain.subgroup}`, both read
+//! from environment variables of those names (rocketmq-rust's spelling of Java's system properties).
+//!
+//! With `INTEROP_ACCESS_KEY` and `INTEROP_SECRET_KEY` set, the producer and the consumer sign every
+//! request with rocketmq-rust's `AclClientRPCHook` (RocketMQ session credentials), as a client of a
+//! NameServer with access control on must.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rocketmq_client_rust::{
-    ClientResult, ClientRuntime, ClientRuntimeConfig, ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus,
-    DefaultMQProducer, DefaultMQPushConsumer, MQPushConsumer, MessageListenerConcurrently,
+    AclClientRPCHook, ClientResult, ClientRuntime, ClientRuntimeConfig, ConsumeConcurrentlyContext,
+    ConsumeConcurrentlyStatus, DefaultMQProducer, DefaultMQPushConsumer, MQPushConsumer, MessageListenerConcurrently,
+    SessionCredentials,
 };
 use rocketmq_model::common::consumer::consume_from_where::ConsumeFromWhere;
 use rocketmq_model::common::message::message_ext::MessageExt;
@@ -51,11 +60,27 @@ fn client_runtime() -> Result<(RuntimeOwner, Arc<ClientRuntime>), Box<dyn std::e
     Ok((owner, runtime))
 }
 
+/// The name-server addresses to set, or `None` for `-`: found through the address server.
+fn explicit(namesrv: &str) -> Option<String> {
+    (namesrv != "-").then(|| namesrv.to_string())
+}
+
+/// The signing hook, when `INTEROP_ACCESS_KEY` and `INTEROP_SECRET_KEY` are set.
+fn acl_hook() -> Option<Arc<AclClientRPCHook>> {
+    let access_key = std::env::var("INTEROP_ACCESS_KEY").ok().filter(|k| !k.is_empty())?;
+    let secret_key = std::env::var("INTEROP_SECRET_KEY").unwrap_or_default();
+    Some(Arc::new(AclClientRPCHook::new(SessionCredentials::with_keys(access_key, secret_key))))
+}
+
 async fn produce(runtime: &Arc<ClientRuntime>, namesrv: &str, topic: &str, count: usize, tag: &str) -> ClientResult<()> {
-    let mut producer = DefaultMQProducer::builder(runtime.clone())
-        .producer_group(format!("interop_producer_{tag}"))
-        .name_server_addr(namesrv.to_string())
-        .build();
+    let mut builder = DefaultMQProducer::builder(runtime.clone()).producer_group(format!("interop_producer_{tag}"));
+    if let Some(addrs) = explicit(namesrv) {
+        builder = builder.name_server_addr(addrs);
+    }
+    if let Some(hook) = acl_hook() {
+        builder = builder.rpc_hook(hook);
+    }
+    let mut producer = builder.build();
     producer.start().await?;
     for i in 0..count {
         let message = Message::builder().topic(topic).tags("interop").body_slice(format!("{tag}-{i}").as_bytes()).build_unchecked();
@@ -91,11 +116,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let timeout = Duration::from_secs(args[5].parse()?);
             let tag = format!("{}", std::process::id());
             let seen = Arc::new(Mutex::new(HashSet::new()));
-            let mut consumer = DefaultMQPushConsumer::builder(runtime.clone())
+            let mut builder = DefaultMQPushConsumer::builder(runtime.clone())
                 .consumer_group(group.clone())
-                .name_server_addr(namesrv.clone())
-                .consume_from_where(ConsumeFromWhere::ConsumeFromFirstOffset)
-                .build();
+                .consume_from_where(ConsumeFromWhere::ConsumeFromFirstOffset);
+            if let Some(hook) = acl_hook() {
+                builder = builder.rpc_hook(Some(hook as _));
+            }
+            if let Some(addrs) = explicit(namesrv) {
+                builder = builder.name_server_addr(addrs);
+            }
+            let mut consumer = builder.build();
             consumer.subscribe(topic, "*").await?;
             consumer.register_message_listener_concurrently(Collect(seen.clone()));
             consumer.start().await?;
@@ -115,6 +145,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => {
             eprintln!("usage: namesrv-interop-client roundtrip <namesrv> <topic> <group> <count> <timeout-secs>");
+            eprintln!("       (<namesrv> `-`: none set, found through the address server, rocketmq.namesrv.domain)");
             eprintln!("       namesrv-interop-client produce <namesrv> <topic> <count>");
             std::process::exit(2);
         }

@@ -1,0 +1,282 @@
+//! The accounts file: who may sign requests, with which secret, in which role, from where.
+//!
+//! ```toml
+//! allow = ["10.0.0.0/8"]            # optional: every signed request must come from here
+//!
+//! [[accounts]]
+//! access_key = "ops"
+//! secret_key = "a long random secret"
+//! role = "admin"                    # admin | broker | client
+//!
+//! [[accounts]]
+//! access_key = "broker-a"
+//! secret_key = "another secret"
+//! role = "broker"
+//! brokers = ["broker-a"]            # the broker names it may register; "*" for any
+//! allow = ["10.1.2.0/24"]           # optional, this account only
+//! ```
+//!
+//! Unlike Java's ACL 1.0 white lists, an `allow` list never lets a request in without a
+//! signature: it only narrows where a signed request may come from.
+
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ipnet::IpNet;
+use serde::Deserialize;
+use thiserror::Error;
+
+/// What an account may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Every request code.
+    Admin,
+    /// What a broker sends about itself, for the brokers it lists, and the read-only codes.
+    Broker,
+    /// The read-only codes.
+    Client,
+}
+
+impl Role {
+    /// The name used in the accounts file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Broker => "broker",
+            Role::Client => "client",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One account. Its `Debug` output leaves the secret out.
+pub struct Account {
+    /// Sent in the clear as `AccessKey`.
+    pub access_key: String,
+    secret_key: String,
+    /// What it may do.
+    pub role: Role,
+    /// Broker names it may act for; `None`: any (`"*"`).
+    brokers: Option<HashSet<String>>,
+    /// Where its requests may come from; empty: anywhere the global list allows.
+    allow: Vec<IpNet>,
+}
+
+impl std::fmt::Debug for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account")
+            .field("access_key", &self.access_key)
+            .field("role", &self.role)
+            .field("brokers", &self.brokers)
+            .field("allow", &self.allow)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Account {
+    /// The secret that keys its signatures.
+    pub fn secret(&self) -> &str {
+        &self.secret_key
+    }
+
+    /// True when it may act for broker `name`.
+    pub fn may_act_for(&self, name: &str) -> bool {
+        self.brokers.as_ref().is_none_or(|names| names.contains(name))
+    }
+
+    /// True when its requests may come from `ip`.
+    pub fn allows(&self, ip: IpAddr) -> bool {
+        allowed(&self.allow, ip)
+    }
+}
+
+/// Every account, by access key, and the global allow list.
+#[derive(Debug, Default)]
+pub struct Accounts {
+    by_key: HashMap<String, Arc<Account>>,
+    allow: Vec<IpNet>,
+}
+
+impl Accounts {
+    /// Reads and checks the accounts file.
+    pub fn load(path: &Path) -> Result<Accounts, AccountsError> {
+        let text = std::fs::read_to_string(path).map_err(|error| AccountsError::Read { path: path.into(), error })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and checks accounts file text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Accounts, AccountsError> {
+        let file: FileText = toml::from_str(text).map_err(|e| syntax(path, text, &e))?;
+        let allow = file
+            .allow
+            .iter()
+            .map(|entry| {
+                parse_net(entry).ok_or_else(|| AccountsError::GlobalAllow { path: path.into(), entry: entry.clone() })
+            })
+            .collect::<Result<_, _>>()?;
+        let mut by_key: HashMap<String, Arc<Account>> = HashMap::with_capacity(file.accounts.len());
+        let mut first_index: HashMap<String, usize> = HashMap::new();
+        for (i, text) in file.accounts.into_iter().enumerate() {
+            let index = i + 1;
+            let access_key = text.access_key.clone();
+            let problem =
+                |problem| AccountsError::Account { path: path.into(), index, access_key: access_key.clone(), problem };
+            if let Some(first) = first_index.get(&access_key) {
+                return Err(problem(AccountProblem::Duplicate(*first)));
+            }
+            let account = text.check().map_err(problem)?;
+            first_index.insert(access_key.clone(), index);
+            by_key.insert(access_key, Arc::new(account));
+        }
+        Ok(Accounts { by_key, allow })
+    }
+
+    /// The account of `access_key`.
+    pub fn get(&self, access_key: &str) -> Option<&Arc<Account>> {
+        self.by_key.get(access_key)
+    }
+
+    /// How many accounts there are.
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// True when there are none (every protected request is then refused).
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    /// True when signed requests may come from `ip` at all (the global allow list).
+    pub fn allows(&self, ip: IpAddr) -> bool {
+        allowed(&self.allow, ip)
+    }
+}
+
+/// An empty list allows every address; IPv4-mapped IPv6 peers (a dual-stack `::` listener)
+/// match IPv4 entries.
+fn allowed(list: &[IpNet], ip: IpAddr) -> bool {
+    let ip = ip.to_canonical();
+    list.is_empty() || list.iter().any(|net| net.contains(&ip))
+}
+
+/// A CIDR block, or a single address.
+fn parse_net(entry: &str) -> Option<IpNet> {
+    let entry = entry.trim();
+    entry.parse::<IpNet>().ok().or_else(|| entry.parse::<IpAddr>().ok().map(IpNet::from))
+}
+
+/// The file as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileText {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    accounts: Vec<AccountText>,
+}
+
+/// One `[[accounts]]` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccountText {
+    access_key: String,
+    secret_key: String,
+    role: String,
+    #[serde(default)]
+    brokers: Option<Vec<String>>,
+    #[serde(default)]
+    allow: Vec<String>,
+}
+
+impl AccountText {
+    fn check(self) -> Result<Account, AccountProblem> {
+        if self.access_key.trim().is_empty() {
+            return Err(AccountProblem::EmptyAccessKey);
+        }
+        if self.secret_key.is_empty() {
+            return Err(AccountProblem::EmptySecret);
+        }
+        let role = match self.role.trim().to_ascii_lowercase().as_str() {
+            "admin" => Role::Admin,
+            "broker" => Role::Broker,
+            "client" => Role::Client,
+            _ => return Err(AccountProblem::UnknownRole(self.role)),
+        };
+        let brokers = match (role, self.brokers) {
+            (Role::Broker, None) => return Err(AccountProblem::NoBrokers),
+            (Role::Broker, Some(names)) if names.is_empty() => return Err(AccountProblem::NoBrokers),
+            (Role::Broker, Some(names)) if names.iter().any(|n| n == "*") => None,
+            (Role::Broker, Some(names)) => Some(names.into_iter().collect()),
+            (_, Some(_)) => return Err(AccountProblem::BrokersNotBroker(role)),
+            (_, None) => None,
+        };
+        let allow = self
+            .allow
+            .iter()
+            .map(|entry| parse_net(entry).ok_or_else(|| AccountProblem::BadAllow(entry.clone())))
+            .collect::<Result<_, _>>()?;
+        Ok(Account { access_key: self.access_key, secret_key: self.secret_key, role, brokers, allow })
+    }
+}
+
+/// Why an accounts file was not loaded. Never shows a secret.
+#[derive(Debug, Error)]
+pub enum AccountsError {
+    /// The file cannot be read.
+    #[error("cannot read accounts file {}: {error}", path.display())]
+    Read { path: PathBuf, error: std::io::Error },
+    /// It is not TOML of the expected shape.
+    #[error("accounts file {}, line {line}: {message}", path.display())]
+    Syntax { path: PathBuf, line: usize, message: String },
+    /// The global `allow` list holds something that is no address.
+    #[error("accounts file {}: allow entry {entry:?} is not an address or CIDR block", path.display())]
+    GlobalAllow { path: PathBuf, entry: String },
+    /// One account is wrong.
+    #[error("accounts file {}, account {index} (access_key {access_key:?}): {problem}", path.display())]
+    Account { path: PathBuf, index: usize, access_key: String, problem: AccountProblem },
+}
+
+/// What is wrong with one account.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum AccountProblem {
+    /// `access_key` is empty.
+    #[error("access_key is empty")]
+    EmptyAccessKey,
+    /// The access key appeared before, as account `0`.
+    #[error("duplicate access_key (first defined by account {0})")]
+    Duplicate(usize),
+    /// `secret_key` is empty (Java's signer refuses an empty key too).
+    #[error("secret_key is empty")]
+    EmptySecret,
+    /// `role` is not admin, broker or client.
+    #[error("unknown role {0:?} (admin, broker or client)")]
+    UnknownRole(String),
+    /// A broker account lists no brokers.
+    #[error("a broker account must list its brokers (\"*\" for any)")]
+    NoBrokers,
+    /// `brokers` on an account of another role.
+    #[error("brokers applies to role broker only, not {0}")]
+    BrokersNotBroker(Role),
+    /// An `allow` entry is no address.
+    #[error("allow entry {0:?} is not an address or CIDR block")]
+    BadAllow(String),
+}
+
+/// A TOML error as the line it is on and its message, without the source snippet that
+/// `toml`'s own rendering adds (it could show a secret).
+fn syntax(path: &Path, text: &str, error: &toml::de::Error) -> AccountsError {
+    let newlines = |end: usize| text.as_bytes()[..end.min(text.len())].iter().filter(|b| **b == b'\n').count();
+    let line = error.span().map_or(0, |span| newlines(span.start) + 1);
+    AccountsError::Syntax { path: path.into(), line, message: error.message().to_owned() }
+}
+
+#[cfg(test)]
+#[path = "accounts_tests.rs"]
+mod tests;

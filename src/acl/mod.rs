@@ -1,0 +1,154 @@
+//! Access control on the remoting port (off unless `acl_enabled`): the request codes
+//! `acl_protect` names must carry RocketMQ session credentials, as Java's `AclClientRPCHook`,
+//! mqadmin with an access key and rocketmq-rust's ACL hook send them, made by an account of the
+//! accounts file whose role allows the code. Refusals answer NO_PERMISSION (16) with a remark
+//! saying what was missing or wrong, and are logged at WARN, rate-limited.
+//!
+//! `accounts`: the accounts file; `verify`: levels, roles and the signature check. The table of
+//! accounts is swapped whole when the file changes or on SIGHUP (it is not route state: no
+//! actor owns it); a file that does not load leaves the previous accounts in force.
+
+pub mod accounts;
+pub mod verify;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use thiserror::Error;
+use tracing::{error, info, warn};
+
+use crate::filewatch::{self, Cause, Poke};
+use crate::metrics::Metrics;
+use crate::protocol::acl_signature::ACCESS_KEY;
+use crate::protocol::RemotingCommand;
+use crate::ratelog::RateLimit;
+use crate::settings::{AclProtect, Settings};
+use accounts::{Account, Accounts, AccountsError, Role};
+use verify::{check, protects, shown, Denied};
+
+/// Who sent a request, as far as access control knows.
+#[derive(Debug, Clone)]
+pub enum Caller {
+    /// The code is not protected (or access control is off): nothing was checked.
+    Unchecked,
+    /// Signed by this account, which may send the code.
+    Verified(Arc<Account>),
+}
+
+impl Caller {
+    /// The access key a broker registration is bound to: the signer's, when one was checked.
+    pub fn binding(&self) -> Option<String> {
+        match self {
+            Caller::Unchecked => None,
+            Caller::Verified(account) => Some(account.access_key.clone()),
+        }
+    }
+
+    /// The access key an unregistration must match: any but an admin's (admins may remove any
+    /// broker).
+    pub fn binding_unless_admin(&self) -> Option<String> {
+        self.binding().filter(|_| !matches!(self, Caller::Verified(a) if a.role == Role::Admin))
+    }
+
+    /// Whether it may act for broker `name` (a broker account lists the brokers it may).
+    pub fn may_act_for(&self, name: &str) -> Result<(), Denied> {
+        match self {
+            Caller::Verified(account) if !account.may_act_for(name) => {
+                Err(Denied::BrokerNotListed { key: shown(&account.access_key), broker: shown(name) })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why access control could not start.
+#[derive(Debug, Error)]
+pub enum AclError {
+    /// The accounts file does not load.
+    #[error(transparent)]
+    Accounts(#[from] AccountsError),
+    /// The thread watching it cannot start.
+    #[error("cannot watch the accounts file: {0}")]
+    Watch(std::io::Error),
+}
+
+/// The access-control gate in front of the dispatcher.
+#[derive(Debug)]
+pub struct Acl {
+    accounts: Arc<ArcSwap<Accounts>>,
+    protect: AclProtect,
+    warnings: RateLimit,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl Acl {
+    /// A gate over a fixed table of accounts (no file, no reload).
+    pub fn new(accounts: Accounts, protect: AclProtect, metrics: Option<Arc<Metrics>>) -> Self {
+        let accounts = Arc::new(ArcSwap::from_pointee(accounts));
+        Acl { accounts, protect, warnings: RateLimit::for_peers(), metrics }
+    }
+
+    /// Loads `acl_accounts_file` (a bad file stops start-up) and watches it: re-read when it
+    /// changes (every `security_reload_interval_ms`) and whenever the returned [`Poke`] is poked.
+    pub fn start(settings: &Settings, metrics: Option<Arc<Metrics>>) -> Result<(Acl, Poke), AclError> {
+        let path = PathBuf::from(&settings.acl_accounts_file);
+        let acl = Acl::new(Accounts::load(&path)?, settings.acl_protect, metrics);
+        warn_if_readable_by_others(&path);
+        info!(file = %path.display(), accounts = acl.accounts.load().len(), protect = %acl.protect, "access control on");
+        let table = acl.accounts.clone();
+        let interval = Duration::from_millis(settings.security_reload_interval_ms);
+        let shown_path = path.display().to_string();
+        let poke =
+            filewatch::spawn("acl-reload", vec![path.clone()], interval, move |cause| match Accounts::load(&path) {
+                Ok(accounts) => {
+                    let requested = cause == Cause::Requested;
+                    info!(file = %shown_path, accounts = accounts.len(), requested, "accounts reloaded");
+                    table.store(Arc::new(accounts));
+                }
+                Err(error) => error!(%error, "accounts file not reloaded: the previous accounts stay in force"),
+            })
+            .map_err(AclError::Watch)?;
+        Ok((acl, poke))
+    }
+
+    /// Checks `req` from `peer`: the caller it was signed by, or why it is refused (logged).
+    pub fn admit(&self, peer: SocketAddr, req: &RemotingCommand) -> Result<Caller, Denied> {
+        if !protects(self.protect, req.code) {
+            return Ok(Caller::Unchecked);
+        }
+        let accounts = self.accounts.load();
+        match check(&accounts, peer.ip(), req) {
+            Ok(account) => Ok(Caller::Verified(account.clone())),
+            Err(denied) => {
+                self.refused(peer, req, denied.reason(), &denied);
+                Err(denied)
+            }
+        }
+    }
+
+    /// Counts and logs (rate-limited) a refused request; `why` is its remark.
+    pub fn refused(&self, peer: SocketAddr, req: &RemotingCommand, reason: &'static str, why: &dyn std::fmt::Display) {
+        if let Some(m) = &self.metrics {
+            m.acl_refusal(reason);
+        }
+        if let Some(suppressed) = self.warnings.admit() {
+            let access_key = req.ext(ACCESS_KEY).map_or_else(|| "-".to_owned(), shown);
+            let (code, oneway) = (req.code, req.is_oneway());
+            warn!(%peer, %access_key, code, oneway, suppressed, "request refused by access control: {why}");
+        }
+    }
+}
+
+/// The accounts file holds secrets: say so when others than its owner may read it.
+fn warn_if_readable_by_others(path: &std::path::Path) {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o077 != 0 {
+            warn!(file = %path.display(), mode = format!("{:o}", meta.permissions().mode() & 0o777), "accounts file is readable by group or others: chmod 600 it");
+        }
+    }
+}

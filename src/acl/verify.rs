@@ -1,0 +1,146 @@
+//! The check itself, with no state: which codes a protection level covers, what each role may
+//! send, and whether a request's credentials hold (Java's `PlainAccessResource.parse` and
+//! `PlainPermissionManager.validate` for the signature; the roles and levels are this server's).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use thiserror::Error;
+
+use super::accounts::{Account, Accounts, Role};
+use crate::protocol::acl_signature::{verify, ACCESS_KEY, SIGNATURE};
+use crate::protocol::code::version::V4_9_3;
+use crate::protocol::RemotingCommand;
+use crate::settings::AclProtect;
+
+/// Codes that change state, and 319, which reveals the configuration: protected at every level.
+pub const ADMIN_CODES: &[i32] = &[100, 102, 205, 216, 217, 318, 319, 327];
+/// What brokers send about themselves: REGISTER_BROKER, UNREGISTER_BROKER, QUERY_DATA_VERSION,
+/// BROKER_HEARTBEAT. Protected from level `broker` on; each names its broker in `brokerName`.
+pub const BROKER_CODES: &[i32] = &[103, 104, 322, 904];
+/// Codes that only read: what a client role may send (KV reads, routes, cluster and topic lists,
+/// member groups). GET_NAMESRV_CONFIG (319) is not among them.
+pub const READ_ONLY_CODES: &[i32] = &[101, 105, 106, 206, 219, 224, 304, 311, 312, 313, 901];
+/// REGISTER_TOPIC_IN_NAMESRV: a broker pushing one topic; its body names the brokers.
+pub const REGISTER_TOPIC: i32 = 217;
+
+/// Java's `MixAll.UNIQUE_MSG_QUERY_FLAG`, left out of the signed content for clients up to 4.9.3.
+const UNIQUE_KEY_QUERY: &str = "_UNIQUE_KEY_QUERY";
+
+/// True when `level` requires credentials for `code`.
+pub fn protects(level: AclProtect, code: i32) -> bool {
+    match level {
+        AclProtect::Admin => ADMIN_CODES.contains(&code),
+        AclProtect::Broker => ADMIN_CODES.contains(&code) || BROKER_CODES.contains(&code),
+        AclProtect::All => true,
+    }
+}
+
+/// True when `role` may send `code`. Brokers also read (they look routes up themselves).
+pub fn role_allows(role: Role, code: i32) -> bool {
+    match role {
+        Role::Admin => true,
+        Role::Broker => BROKER_CODES.contains(&code) || code == REGISTER_TOPIC || READ_ONLY_CODES.contains(&code),
+        Role::Client => READ_ONLY_CODES.contains(&code),
+    }
+}
+
+/// Why a request was refused; the text is the remark of its NO_PERMISSION (16) answer.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum Denied {
+    /// No `AccessKey` field.
+    #[error("no AccessKey: request code {0} needs credentials (access control is on)")]
+    MissingAccessKey(i32),
+    /// The peer's address is outside the global allow list.
+    #[error("address {0} is not allowed")]
+    AddressNotAllowed(IpAddr),
+    /// No account has this access key.
+    #[error("unknown AccessKey {0}")]
+    UnknownAccessKey(String),
+    /// The account may not be used from this address.
+    #[error("AccessKey {0} is not allowed from address {1}")]
+    AccountAddressNotAllowed(String, IpAddr),
+    /// No `Signature` field.
+    #[error("no Signature for AccessKey {0}")]
+    MissingSignature(String),
+    /// The signature is not the one the account's secret gives.
+    #[error("signature mismatch for AccessKey {0}")]
+    BadSignature(String),
+    /// The account's role may not send this code.
+    #[error("AccessKey {key} (role {role}) may not send request code {code}")]
+    RoleNotAllowed { key: String, role: Role, code: i32 },
+    /// A broker request without `brokerName`.
+    #[error("no brokerName: AccessKey {0} may act only for the brokers it lists")]
+    MissingBrokerName(String),
+    /// The account does not list this broker.
+    #[error("AccessKey {key} may not act for broker {broker}")]
+    BrokerNotListed { key: String, broker: String },
+}
+
+impl Denied {
+    /// A short label for metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Denied::MissingAccessKey(_) => "missing_access_key",
+            Denied::AddressNotAllowed(_) | Denied::AccountAddressNotAllowed(..) => "address_not_allowed",
+            Denied::UnknownAccessKey(_) => "unknown_access_key",
+            Denied::MissingSignature(_) => "missing_signature",
+            Denied::BadSignature(_) => "bad_signature",
+            Denied::RoleNotAllowed { .. } => "role_not_allowed",
+            Denied::MissingBrokerName(_) | Denied::BrokerNotListed { .. } => "broker_not_allowed",
+        }
+    }
+}
+
+/// At most this many characters of a peer's access key or broker name are repeated back.
+const SHOWN_CHARS: usize = 64;
+
+/// A peer-supplied name as remarks and logs show it: control characters escaped, cut short.
+pub fn shown(text: &str) -> String {
+    let mut out: String = text.chars().take(SHOWN_CHARS).flat_map(char::escape_debug).collect();
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// Checks a request's credentials against `accounts`: the account it names, from the address
+/// `peer`, with a signature over its fields and body, allowed to send its code and, for broker
+/// codes, to act for the broker it names. Returns the account.
+pub fn check<'a>(accounts: &'a Accounts, peer: IpAddr, req: &RemotingCommand) -> Result<&'a Arc<Account>, Denied> {
+    let Some(key) = req.ext(ACCESS_KEY) else {
+        return Err(Denied::MissingAccessKey(req.code));
+    };
+    if !accounts.allows(peer) {
+        return Err(Denied::AddressNotAllowed(peer.to_canonical()));
+    }
+    let account = accounts.get(key).ok_or_else(|| Denied::UnknownAccessKey(shown(key)))?;
+    if !account.allows(peer) {
+        return Err(Denied::AccountAddressNotAllowed(shown(key), peer.to_canonical()));
+    }
+    let signature = req.ext(SIGNATURE).ok_or_else(|| Denied::MissingSignature(shown(key)))?;
+    if !verify(signed_fields(req), req.body.as_deref(), account.secret(), signature) {
+        return Err(Denied::BadSignature(shown(key)));
+    }
+    if !role_allows(account.role, req.code) {
+        return Err(Denied::RoleNotAllowed { key: shown(key), role: account.role, code: req.code });
+    }
+    if account.role == Role::Broker && BROKER_CODES.contains(&req.code) {
+        let broker = req.ext("brokerName").ok_or_else(|| Denied::MissingBrokerName(shown(key)))?;
+        if !account.may_act_for(broker) {
+            return Err(Denied::BrokerNotListed { key: shown(key), broker: shown(broker) });
+        }
+    }
+    Ok(account)
+}
+
+/// The fields the signature covers: all but `Signature` (skipped by the signer itself), and
+/// `_UNIQUE_KEY_QUERY` from clients up to 4.9.3, which did not sign it.
+fn signed_fields(req: &RemotingCommand) -> impl Iterator<Item = (&str, &str)> {
+    let old_client = req.version <= V4_9_3;
+    req.ext_fields.iter().flat_map(|f| f.iter()).filter(move |(k, _)| !(old_client && *k == UNIQUE_KEY_QUERY))
+}
+
+#[cfg(test)]
+#[path = "verify_tests.rs"]
+mod tests;

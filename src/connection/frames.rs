@@ -1,0 +1,229 @@
+//! Admission of incoming frames: a process-wide budget of bytes held in partly received large
+//! frames, and the time the frame being received started (for the receive deadline).
+//!
+//! A frame above `SMALL_FRAME_BYTES` must reserve its announced size from the budget before it
+//! is buffered; when the budget cannot hold it, its connection is closed (never unbounded
+//! growth). Frames up to that size are never held up.
+//!
+//! A connection whose first bytes are plainly another protocol (a TLS ClientHello, an HTTP
+//! request) is refused by name instead of as a frame too large.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::BytesMut;
+use thiserror::Error;
+use tokio_util::codec::Decoder;
+
+use prometheus_client::metrics::counter::Counter;
+
+use crate::protocol::codec::announced_frame_bytes;
+use crate::protocol::sniff::{foreign_protocol, Foreign};
+use crate::protocol::{CodecError, RemotingCodec, RemotingCommand};
+
+/// Frames up to this size never need the budget.
+pub const SMALL_FRAME_BYTES: usize = 64 * 1024;
+
+/// The process-wide budget of bytes held in partly received large frames.
+#[derive(Debug)]
+pub struct FrameBudget {
+    held: AtomicUsize,
+    max: usize,
+}
+
+impl FrameBudget {
+    /// A budget of `max` bytes.
+    pub fn new(max: usize) -> Arc<Self> {
+        Arc::new(FrameBudget { held: AtomicUsize::new(0), max })
+    }
+
+    /// Bytes reserved now.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    fn try_reserve(&self, n: usize) -> bool {
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| held.checked_add(n).filter(|t| *t <= self.max))
+            .is_ok()
+    }
+
+    fn release(&self, n: usize) {
+        self.held.fetch_sub(n, Ordering::AcqRel);
+    }
+}
+
+/// Why a connection's incoming frames cannot be read any more.
+#[derive(Debug, Error)]
+pub enum FrameError {
+    /// The frame itself is malformed or too large.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// Reading the socket failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The budget of partly received large frames is spent.
+    #[error("frame budget exhausted: a {frame}-byte frame does not fit ({held} of {max} bytes held)")]
+    BudgetExhausted { frame: usize, held: usize, max: usize },
+    /// The connection does not speak RocketMQ remoting at all.
+    #[error("{0}")]
+    Foreign(Foreign),
+}
+
+/// The server's decoder: the remoting codec, admitting large frames against the budget and
+/// noting when the frame being received started.
+pub struct AdmittedCodec {
+    codec: RemotingCodec,
+    budget: Arc<FrameBudget>,
+    /// Bytes this connection holds of the budget (its current large frame).
+    reserved: usize,
+    /// When the frame being received started; `None` between frames.
+    receiving_since: Rc<Cell<Option<Instant>>>,
+    /// Counts the bytes of complete frames, when metrics are on.
+    received: Option<Counter>,
+    /// No frame decoded yet: the first bytes are checked for other protocols.
+    first: bool,
+}
+
+impl AdmittedCodec {
+    /// A decoder under `budget`; `receiving_since` is shared with the connection's timer.
+    pub fn new(
+        codec: RemotingCodec,
+        budget: Arc<FrameBudget>,
+        receiving_since: Rc<Cell<Option<Instant>>>,
+        received: Option<Counter>,
+    ) -> Self {
+        AdmittedCodec { codec, budget, reserved: 0, receiving_since, received, first: true }
+    }
+
+    fn release(&mut self) {
+        if self.reserved > 0 {
+            self.budget.release(self.reserved);
+            self.reserved = 0;
+        }
+    }
+}
+
+impl Decoder for AdmittedCodec {
+    type Item = RemotingCommand;
+    type Error = FrameError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, FrameError> {
+        if self.first && src.len() >= 4 {
+            // A first frame of several hundred megabytes is no RocketMQ peer; say what it is.
+            if let Some(foreign) = foreign_protocol(src) {
+                return Err(FrameError::Foreign(foreign));
+            }
+            self.first = false;
+        }
+        let buffered = src.len();
+        if let Some(cmd) = self.codec.decode(src)? {
+            if let Some(received) = &self.received {
+                received.inc_by((buffered - src.len()) as u64);
+            }
+            if buffered - src.len() > SMALL_FRAME_BYTES {
+                // The read buffer grew to hold a large frame; without this it would keep that
+                // allocation (and its resident pages) for the rest of the connection.
+                *src = BytesMut::from(&src[..]);
+            }
+            self.release();
+            self.receiving_since.set((!src.is_empty()).then(Instant::now));
+            return Ok(Some(cmd));
+        }
+        if src.is_empty() {
+            return Ok(None);
+        }
+        if self.receiving_since.get().is_none() {
+            self.receiving_since.set(Some(Instant::now()));
+        }
+        let announced = announced_frame_bytes(src).unwrap_or(0);
+        if announced > SMALL_FRAME_BYTES && self.reserved == 0 {
+            if !self.budget.try_reserve(announced) {
+                let (held, max) = (self.budget.held(), self.budget.max);
+                return Err(FrameError::BudgetExhausted { frame: announced, held, max });
+            }
+            self.reserved = announced;
+        }
+        Ok(None)
+    }
+}
+
+impl Drop for AdmittedCodec {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::codec::encode_frame;
+    use crate::protocol::ExtFields;
+
+    fn frame(body: usize) -> BytesMut {
+        let cmd = RemotingCommand::request(105, Some(ExtFields::new().with("topic", "T"))).with_body(vec![b'x'; body]);
+        let mut out = BytesMut::new();
+        encode_frame(&cmd, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn large_frames_hold_the_budget_until_complete_and_small_ones_never_need_it() {
+        let budget = FrameBudget::new(300 * 1024);
+        let since = Rc::new(Cell::new(None));
+        let mut a = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), since.clone(), None);
+        let big = frame(200 * 1024);
+        let mut partial = BytesMut::from(&big[..1000]);
+        assert!(a.decode(&mut partial).unwrap().is_none());
+        assert_eq!(budget.held(), big.len());
+        assert!(since.get().is_some(), "a frame is being received");
+
+        let mut b = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::new(Cell::new(None)), None);
+        let err = b.decode(&mut BytesMut::from(&big[..1000])).unwrap_err();
+        assert!(matches!(err, FrameError::BudgetExhausted { .. }), "{err}");
+        let small = frame(10);
+        assert!(b.decode(&mut small.clone()).unwrap().is_some(), "small frames pass while the budget is spent");
+
+        partial.extend_from_slice(&big[1000..]);
+        assert!(a.decode(&mut partial).unwrap().is_some());
+        assert_eq!((budget.held(), since.get()), (0, None));
+        drop(a);
+        let mut c = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::new(Cell::new(None)), None);
+        assert!(c.decode(&mut BytesMut::from(&big[..1000])).unwrap().is_none());
+        drop(c);
+        assert_eq!(budget.held(), 0, "a dropped connection returns what it held");
+    }
+
+    #[test]
+    fn the_read_buffer_lets_go_of_a_large_frame() {
+        let budget = FrameBudget::new(1 << 24);
+        let mut codec = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget, Rc::new(Cell::new(None)), None);
+        let mut src = frame(2 << 20);
+        let next = frame(10);
+        src.extend_from_slice(&next[..20]);
+        let big = codec.decode(&mut src).unwrap().unwrap();
+        assert_eq!(&src[..], &next[..20], "what follows the frame is kept");
+        assert!(src.capacity() < 4096, "capacity {} still spans the large frame", src.capacity());
+        drop(big);
+        src.extend_from_slice(&next[20..]);
+        assert!(codec.decode(&mut src).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_first_frame_that_is_a_tls_hello_or_an_http_request_is_named_and_later_frames_are_not_sniffed() {
+        let codec = || AdmittedCodec::new(RemotingCodec::new(1 << 24), FrameBudget::new(1 << 20), Rc::default(), None);
+        let hello = [0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00];
+        let err = codec().decode(&mut BytesMut::from(&hello[..])).unwrap_err();
+        assert_eq!(err.to_string(), "looks like a TLS ClientHello; TLS is disabled on this port");
+        let err = codec().decode(&mut BytesMut::from(&b"GET /metrics HTTP/1.1\r\n"[..])).unwrap_err();
+        assert!(matches!(err, FrameError::Foreign(Foreign::Http)), "{err}");
+        assert!(codec().decode(&mut BytesMut::from(&b"GE"[..])).unwrap().is_none(), "too short to tell yet");
+        let mut c = codec();
+        assert!(c.decode(&mut frame(10)).unwrap().is_some());
+        let err = c.decode(&mut BytesMut::from(&hello[..])).unwrap_err();
+        assert!(matches!(err, FrameError::Codec(_)), "after a good frame only the codec judges: {err}");
+    }
+}

@@ -1,0 +1,310 @@
+//! The `Connection` actor: one per TCP channel. Decodes frames (`frames`: admitted against the
+//! global budget of partly received frames), hands each request to the dispatcher, queues the
+//! answers for its writer (`writer`, possibly out of order), and stops reading while too much is
+//! in flight or queued (`flow`). It closes itself on a bad frame, a frame not completed in time,
+//! when idle, or once drained after the server told it to stop. A connection that carried a
+//! broker registration tells the registry when it closes, so that broker goes at once.
+
+pub mod flow;
+pub mod frames;
+pub mod writer;
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::codec::FramedRead;
+use tracing::{debug, info_span, warn, Instrument, Span};
+
+use crate::dispatch::Dispatcher;
+use crate::mailbox::Origin;
+use crate::metrics::Metrics;
+use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
+use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
+use crate::registry::RegistryHandle;
+use flow::{Flow, FlowLimits, Throttled};
+use frames::{AdmittedCodec, FrameBudget, FrameError};
+use writer::{write_frames, Outbox};
+
+/// Initial capacity of a connection's read buffer.
+const READ_BUFFER_BYTES: usize = 2048;
+
+/// How the server stops its connections: `stop` tells them to stop reading; each holds a
+/// `done` sender, so the server knows all have finished when the channel closes.
+#[derive(Debug)]
+pub struct Lifecycle {
+    /// Fires once when the server shuts down.
+    pub stop: broadcast::Receiver<()>,
+    /// Dropped with the connection.
+    pub done: mpsc::Sender<()>,
+}
+
+/// What a connection needs besides its socket.
+#[derive(Clone)]
+pub struct ConnectionContext {
+    /// Handles the requests.
+    pub dispatcher: Dispatcher,
+    /// Told when a connection that carried registrations closes.
+    pub registry: RegistryHandle,
+    /// Frame limits.
+    pub codec: RemotingCodec,
+    /// The process-wide budget of partly received large frames.
+    pub frame_budget: Arc<FrameBudget>,
+    /// A frame not complete this long after it started closes its connection.
+    pub frame_timeout: Duration,
+    /// Connections silent this long are closed.
+    pub idle_timeout: Duration,
+    /// When reading pauses for back-pressure.
+    pub flow_limits: FlowLimits,
+    /// Requests, connections and bytes are counted here.
+    pub metrics: Option<Arc<Metrics>>,
+    /// Requests taking longer are logged at WARN.
+    pub slow_request: Duration,
+}
+
+/// One client or broker connection.
+pub struct Connection {
+    /// Its id and peer, in logs and in the brokers it registers.
+    origin: Origin,
+    /// `conn` span (id, peer): entered by every handler, so every line logged carries them.
+    span: Span,
+    /// Handles requests, the registry, limits and timeouts.
+    context: ConnectionContext,
+    /// Where replies go; `None` once closing (the writer then drains and shuts the socket).
+    outbox: Option<Outbox>,
+    /// Requests in flight and reply bytes queued, shared with the reader and the writer.
+    flow: Rc<Flow>,
+    /// The frame stream in; `None` once the server told it to stop reading.
+    reading: Option<SpawnHandle>,
+    /// When the frame being received started, set by the decoder.
+    receiving_since: Rc<Cell<Option<Instant>>>,
+    /// The last complete frame in or reply queued.
+    last_activity: Instant,
+    /// It carried a REGISTER_BROKER: its close removes that broker.
+    carried_registration: bool,
+    /// The server's stop signal, until `started` subscribes to it.
+    stop: Option<broadcast::Receiver<()>>,
+    /// Dropped with the actor: how the server counts connections still draining.
+    _done: mpsc::Sender<()>,
+}
+
+impl Connection {
+    /// Starts the actor for an accepted connection's two halves on the current arbiter.
+    pub fn start<R, W>(
+        read: R,
+        write: W,
+        origin: Origin,
+        context: ConnectionContext,
+        lifecycle: Lifecycle,
+    ) -> Addr<Connection>
+    where
+        R: AsyncRead + Unpin + 'static,
+        W: AsyncWrite + Unpin + 'static,
+    {
+        Connection::create(|ctx| {
+            let flow = Flow::new(context.flow_limits);
+            let receiving_since = Rc::new(Cell::new(None));
+            let metrics = context.metrics.as_ref();
+            if let Some(m) = metrics {
+                m.connections.inc();
+                m.connections_accepted.inc();
+            }
+            let received = metrics.map(|m| m.bytes_received.clone());
+            let budget = context.frame_budget.clone();
+            let codec = AdmittedCodec::new(context.codec.clone(), budget, receiving_since.clone(), received);
+            // Requests are small: a 2 KiB read buffer holds several; it grows for large frames and
+            // is let go of after them (`frames`), so idle connections stay cheap.
+            let framed = FramedRead::with_capacity(read, codec, READ_BUFFER_BYTES);
+            let reading = ctx.add_stream(Throttled::new(framed, flow.clone()));
+            let (outbox, queued) = Outbox::new(flow.clone());
+            let writing = write_frames(write, queued, flow.clone(), metrics.map(|m| m.bytes_sent.clone()));
+            ctx.spawn(actix::fut::wrap_future::<_, Self>(writing).map(|written, conn, ctx| {
+                if let Err(error) = written {
+                    let _entered = conn.span.clone().entered();
+                    warn!(%error, "closing connection: write failed");
+                }
+                ctx.stop();
+            }));
+            Connection {
+                origin,
+                span: info_span!("conn", id = origin.conn.0, peer = %origin.peer),
+                context,
+                outbox: Some(outbox),
+                flow,
+                reading: Some(reading),
+                receiving_since,
+                last_activity: Instant::now(),
+                carried_registration: false,
+                stop: Some(lifecycle.stop),
+                _done: lifecycle.done,
+            }
+        })
+    }
+
+    fn on_request(&mut self, request: RemotingCommand, ctx: &mut Context<Self>) {
+        if request.is_response() {
+            // The NameServer sends no requests over server connections, so nothing waits for this.
+            debug!(code = request.code, opaque = request.opaque, "dropping unexpected response frame");
+            return;
+        }
+        let code = request.code;
+        let header = request.serialize_type.name();
+        if code == RequestCode::RegisterBroker as i32 && !self.carried_registration {
+            // Before its first registration, so the registry can close it when that broker expires.
+            self.carried_registration = true;
+            self.context.registry.tell(AttachConnection { conn: self.origin.conn, closer: ctx.address().recipient() });
+        }
+        self.flow.request_started();
+        let depth_met = self.context.registry.depth();
+        let begin = Instant::now();
+        // Route and cluster queries log nothing while they run: they skip entering the span,
+        // which costs more than their lookup.
+        let span =
+            if code == RequestCode::GetRouteinfoByTopic as i32 || code == RequestCode::GetBrokerClusterInfo as i32 {
+                Span::none()
+            } else {
+                self.span.clone()
+            };
+        let work = self.context.dispatcher.clone().dispatch(self.origin, request).instrument(span);
+        ctx.spawn(work.into_actor(self).map(move |response, conn, ctx| {
+            let elapsed = begin.elapsed();
+            let logs = elapsed >= conn.context.slow_request || tracing::enabled!(tracing::Level::DEBUG);
+            let _entered = logs.then(|| conn.span.clone().entered());
+            conn.flow.request_finished();
+            let msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name);
+            if let Some(m) = &conn.context.metrics {
+                m.request(code, response.as_ref().map(|r| r.code), elapsed.as_nanos() as u64);
+            }
+            if elapsed >= conn.context.slow_request {
+                let elapsed_ms = elapsed.as_millis() as u64;
+                warn!(msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
+            }
+            debug!(
+                msg,
+                code,
+                header,
+                queued = conn.flow.in_flight(),
+                elapsed_us = elapsed.as_micros() as u64,
+                "handled"
+            );
+            if let Some(response) = response {
+                conn.reply(&response, ctx);
+            }
+            conn.close_if_drained();
+        }));
+    }
+
+    /// Queues a reply for the writer.
+    fn reply(&mut self, response: &RemotingCommand, ctx: &mut Context<Self>) {
+        let Some(outbox) = &self.outbox else {
+            return;
+        };
+        self.last_activity = Instant::now();
+        if let Err(error) = outbox.send(response) {
+            warn!(%error, "closing connection: reply cannot be encoded");
+            ctx.stop();
+        }
+    }
+
+    /// The server is stopping: read no more requests, answer those in flight, then close.
+    fn stop_reading(&mut self, ctx: &mut Context<Self>) {
+        if let Some(reading) = self.reading.take() {
+            ctx.cancel_future(reading);
+            debug!(in_flight = self.flow.in_flight(), "stopped reading");
+        }
+        self.close_if_drained();
+    }
+
+    /// Once it reads no more and every request is answered, lets the writer flush and close
+    /// the socket (the writer then stops the actor).
+    fn close_if_drained(&mut self) {
+        if self.reading.is_none() && self.flow.in_flight() == 0 {
+            self.outbox = None;
+        }
+    }
+
+    /// Closes a connection idle too long, or whose frame is not complete in time.
+    fn check_timeouts(&mut self, ctx: &mut Context<Self>) {
+        let idle_timeout = self.context.idle_timeout;
+        if self.flow.in_flight() == 0 && self.last_activity.elapsed() >= idle_timeout {
+            let _entered = self.span.clone().entered();
+            debug!(idle_secs = idle_timeout.as_secs(), "closing idle connection");
+            ctx.stop();
+        } else if let Some(since) = self.receiving_since.get().filter(|s| s.elapsed() >= self.context.frame_timeout) {
+            let _entered = self.span.clone().entered();
+            let waited_ms = since.elapsed().as_millis() as u64;
+            warn!(waited_ms, "closing connection: frame not complete within the receive deadline");
+            ctx.stop();
+        }
+    }
+}
+
+impl Actor for Connection {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let _entered = self.span.clone().entered();
+        debug!("connection opened");
+        if let Some(mut stop) = self.stop.take() {
+            ctx.spawn(async move { stop.recv().await }.into_actor(self).map(|_, conn, ctx| conn.stop_reading(ctx)));
+        }
+        let shortest = self.context.idle_timeout.min(self.context.frame_timeout);
+        let check_every = (shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
+        ctx.run_interval(check_every, |conn, ctx| conn.check_timeouts(ctx));
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        let _entered = self.span.clone().entered();
+        debug!("connection closed");
+        if let Some(m) = &self.context.metrics {
+            m.connections.dec();
+        }
+        if self.carried_registration {
+            self.context.registry.tell(ConnectionClosed { conn: self.origin.conn });
+        }
+    }
+}
+
+impl StreamHandler<Result<RemotingCommand, FrameError>> for Connection {
+    fn handle(&mut self, frame: Result<RemotingCommand, FrameError>, ctx: &mut Context<Self>) {
+        let _entered = self.span.clone().entered();
+        match frame {
+            Ok(request) => {
+                self.last_activity = Instant::now();
+                self.on_request(request, ctx)
+            }
+            Err(FrameError::BudgetExhausted { frame, held, max }) => {
+                // Never unbounded growth: a large frame that does not fit closes its connection.
+                warn!(frame, held, max, "closing connection: frame budget exhausted");
+                ctx.stop();
+            }
+            Err(FrameError::Foreign(foreign)) => {
+                warn!("closing connection: {foreign}");
+                ctx.stop();
+            }
+            Err(FrameError::Codec(error)) => {
+                // A frame we cannot delimit or parse leaves the stream unusable: close only this one.
+                warn!(%error, "closing connection: malformed frame");
+                ctx.stop();
+            }
+            Err(FrameError::Io(error)) => {
+                debug!(%error, "closing connection: read failed");
+                ctx.stop();
+            }
+        }
+    }
+}
+
+impl Handler<CloseConnection> for Connection {
+    type Result = ();
+
+    fn handle(&mut self, msg: CloseConnection, ctx: &mut Context<Self>) {
+        let _entered = self.span.clone().entered();
+        debug!(reason = msg.reason, "closing connection at the registry's request");
+        ctx.stop();
+    }
+}

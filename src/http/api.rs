@@ -1,0 +1,111 @@
+//! The read-only JSON API behind the status page, under `/api/v1/`.
+
+use std::time::Duration;
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::HttpState;
+use crate::mailbox::ConnId;
+use crate::protocol::json::JsonStyle;
+use crate::protocol::lenient::parse_lenient;
+use crate::registry::messages::{FindTopics, GetClusterInfo, GetFigures, GetRouteInfo, ListBrokers, RouteAnswer};
+
+/// How long an API call waits for the registry.
+const DEADLINE: Duration = Duration::from_secs(2);
+
+/// The API's routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/api/v1/stats", web::get().to(stats))
+        .route("/api/v1/cluster", web::get().to(cluster))
+        .route("/api/v1/brokers", web::get().to(brokers))
+        .route("/api/v1/topics", web::get().to(topics))
+        .route("/api/v1/topics/{topic}/route", web::get().to(route));
+}
+
+/// A registry answer within the deadline, or a 503 saying why not.
+async fn ask<M>(state: &HttpState, msg: M) -> Result<M::Output, HttpResponse>
+where
+    M: crate::mailbox::Request + crate::mailbox::Apply<crate::registry::RouteRegistry>,
+{
+    match tokio::time::timeout(DEADLINE, state.registry.ask(msg)).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(error)) => Err(HttpResponse::ServiceUnavailable().json(json!({"error": error.to_string()}))),
+        Err(_) => Err(HttpResponse::ServiceUnavailable().json(json!({"error": "registry did not answer in time"}))),
+    }
+}
+
+/// `GET /api/v1/stats`: counts, mailbox depths, and the last minutes of request rate and p99.
+async fn stats(state: web::Data<HttpState>) -> HttpResponse {
+    let figures = match ask(&state, GetFigures { conn: ConnId(0) }).await {
+        Ok(f) => f,
+        Err(response) => return response,
+    };
+    let metrics = state.metrics.as_ref();
+    let depths: serde_json::Map<String, Value> = metrics
+        .map(|m| m.mailbox_depths().into_iter().map(|(actor, depth)| (actor.to_owned(), json!(depth))).collect())
+        .unwrap_or_default();
+    let last_minute = metrics.and_then(|m| m.history.over_last(60));
+    HttpResponse::Ok().json(json!({
+        "brokers": figures.brokers,
+        "clusters": figures.clusters,
+        "topics": figures.topics,
+        "route_cache_bytes": figures.route_cache_bytes,
+        "connections": metrics.map(|m| m.connections.get()),
+        "mailbox_depth": depths,
+        "requests_per_second": last_minute.map(|p| p.requests_per_second),
+        "p99_ms": last_minute.map(|p| p.p99_ms),
+        "history": metrics.map(|m| m.history.points()).unwrap_or_default(),
+    }))
+}
+
+/// `GET /api/v1/cluster`: the cluster info, with quoted keys.
+async fn cluster(state: web::Data<HttpState>) -> HttpResponse {
+    match ask(&state, GetClusterInfo { conn: ConnId(0) }).await {
+        Ok(body) => match parse_lenient::<Value>(&body) {
+            Ok(value) => HttpResponse::Ok().json(value),
+            Err(error) => HttpResponse::InternalServerError().json(json!({"error": error.to_string()})),
+        },
+        Err(response) => response,
+    }
+}
+
+/// `GET /api/v1/brokers`: every live broker with its heartbeat age.
+async fn brokers(state: web::Data<HttpState>) -> HttpResponse {
+    match ask(&state, ListBrokers { conn: ConnId(0) }).await {
+        Ok(list) => HttpResponse::Ok().json(list),
+        Err(response) => response,
+    }
+}
+
+/// Parameters of the topic search.
+#[derive(Deserialize)]
+struct TopicQuery {
+    /// A part of the name; empty lists every topic.
+    #[serde(default)]
+    q: String,
+    /// Most names returned (at most 1,000).
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// `GET /api/v1/topics?q=part&limit=n`: topic names containing `q`, sorted.
+async fn topics(state: web::Data<HttpState>, query: web::Query<TopicQuery>) -> HttpResponse {
+    let limit = query.limit.unwrap_or(200).min(1000);
+    match ask(&state, FindTopics { conn: ConnId(0), contains: query.q.clone(), limit }).await {
+        Ok(list) => HttpResponse::Ok().json(json!({"topics": list})),
+        Err(response) => response,
+    }
+}
+
+/// `GET /api/v1/topics/{topic}/route`: the route as a 5.x client receives it, or 404.
+async fn route(state: web::Data<HttpState>, topic: web::Path<String>) -> HttpResponse {
+    let query = GetRouteInfo { conn: ConnId(0), topic: topic.into_inner(), style: JsonStyle::Standard, zone: None };
+    match ask(&state, query).await {
+        Ok(RouteAnswer::Found(body)) => HttpResponse::Ok().content_type("application/json").body(body),
+        Ok(RouteAnswer::NotFound) => HttpResponse::NotFound().json(json!({"error": "no route for this topic"})),
+        Ok(RouteAnswer::NotReady) => HttpResponse::ServiceUnavailable().json(json!({"error": "not ready"})),
+        Err(response) => response,
+    }
+}

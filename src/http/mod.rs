@@ -1,0 +1,211 @@
+//! The HTTP endpoint beside the remoting port (actix-web, one worker): Prometheus metrics, the
+//! liveness and readiness probes, Java's address-server answer, the status page and the
+//! read-only JSON API behind it. Nothing over HTTP changes state.
+
+mod api;
+mod page;
+
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix_web::dev::ServerHandle;
+use actix_web::http::header::{self, ContentType};
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use serde_json::json;
+
+use crate::mailbox::ConnId;
+use crate::metrics::Metrics;
+use crate::registry::messages::{GetFigures, Ping};
+use crate::registry::RegistryHandle;
+
+/// How long the registry may take to answer the liveness probe.
+const LIVENESS_DEADLINE: Duration = Duration::from_secs(1);
+
+/// When the server counts as ready: listening, and past the readiness wait.
+#[derive(Debug)]
+pub struct Readiness {
+    listening: AtomicBool,
+    started: Instant,
+    wait: Duration,
+}
+
+impl Readiness {
+    /// Not listening yet; `wait` after start (the `need_wait_for_service` window).
+    pub fn new(wait: Duration) -> Arc<Self> {
+        Arc::new(Readiness { listening: AtomicBool::new(false), started: Instant::now(), wait })
+    }
+
+    /// The remoting port is listening.
+    pub fn set_listening(&self) {
+        self.listening.store(true, Ordering::Release);
+    }
+
+    /// `None` when ready, else why not.
+    fn not_ready(&self) -> Option<String> {
+        if !self.listening.load(Ordering::Acquire) {
+            return Some("the remoting port is not listening yet".into());
+        }
+        let left = self.wait.saturating_sub(self.started.elapsed());
+        (!left.is_zero()).then(|| format!("waiting for service: {} s left", left.as_secs() + 1))
+    }
+}
+
+/// What the handlers reach.
+#[derive(Clone)]
+pub struct HttpState {
+    /// Route state.
+    pub registry: RegistryHandle,
+    /// Exported figures; `None` when metrics are off.
+    pub metrics: Option<Arc<Metrics>>,
+    /// Whether the server is ready.
+    pub readiness: Arc<Readiness>,
+    /// What `/rocketmq/nsaddr` answers; empty: this server's own remoting address.
+    pub address_list: String,
+    /// The remoting port, for the default address-server answer.
+    pub remoting_port: u16,
+}
+
+/// Serves `listener` on one worker of its own; stopped through the handle.
+pub fn start(listener: TcpListener, state: HttpState) -> std::io::Result<ServerHandle> {
+    let data = web::Data::new(state);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/metrics", web::get().to(metrics))
+            .route("/livez", web::get().to(livez))
+            .route("/readyz", web::get().to(readyz))
+            .route("/rocketmq/{subgroup}", web::get().to(nsaddr))
+            .route("/", web::get().to(page::index))
+            .route("/status.js", web::get().to(page::script))
+            .configure(api::routes)
+    })
+    .workers(1)
+    .disable_signals()
+    .shutdown_timeout(1)
+    .listen(listener)?
+    .run();
+    let handle = server.handle();
+    actix::spawn(server);
+    Ok(handle)
+}
+
+/// The OpenMetrics content type.
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// `GET /metrics`: the Prometheus exposition, registry figures read now: OpenMetrics when the
+/// scraper asks for it (Prometheus does), else the classic text format 0.0.4.
+async fn metrics(state: web::Data<HttpState>, request: HttpRequest) -> HttpResponse {
+    let Some(metrics) = &state.metrics else {
+        return HttpResponse::NotFound().body("metrics are off (metrics_enabled = false)\n");
+    };
+    if let Ok(Ok(figures)) =
+        tokio::time::timeout(LIVENESS_DEADLINE, state.registry.ask(GetFigures { conn: ConnId(0) })).await
+    {
+        metrics.set_registry_figures(figures);
+    }
+    let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let (content_type, body) = if wants_openmetrics(accept) {
+        (OPENMETRICS, metrics.encode())
+    } else {
+        (crate::metrics::text::CONTENT_TYPE, metrics.encode_classic())
+    };
+    HttpResponse::Ok().content_type(content_type).insert_header((header::VARY, "Accept")).body(body)
+}
+
+/// Whether an `Accept` header prefers OpenMetrics to plain text: the highest `q` of
+/// `application/openmetrics-text` is positive and at least that of `text/plain`, `text/*`, `*/*`.
+fn wants_openmetrics(accept: &str) -> bool {
+    let (mut openmetrics, mut plain) = (0.0f32, 0.0f32);
+    for range in accept.split(',') {
+        let mut parts = range.split(';').map(str::trim);
+        let media = parts.next().unwrap_or_default().to_ascii_lowercase();
+        let q = parts.find_map(|p| p.strip_prefix("q=")).map_or(1.0, |q| q.parse().unwrap_or(0.0));
+        match media.as_str() {
+            "application/openmetrics-text" => openmetrics = openmetrics.max(q),
+            "text/plain" | "text/*" | "*/*" => plain = plain.max(q),
+            _ => {}
+        }
+    }
+    openmetrics > 0.0 && openmetrics >= plain
+}
+
+/// `GET /livez`: 200 while the registry actor answers a probe within a second, else 503.
+pub async fn livez(state: web::Data<HttpState>) -> HttpResponse {
+    match probe_registry(&state.registry, LIVENESS_DEADLINE).await {
+        Ok(()) => HttpResponse::Ok().json(json!({"status": "ok"})),
+        Err(reason) => HttpResponse::ServiceUnavailable().json(json!({"status": "failing", "reason": reason})),
+    }
+}
+
+/// Whether the registry answers a probe within `deadline`.
+pub async fn probe_registry(registry: &RegistryHandle, deadline: Duration) -> Result<(), String> {
+    match tokio::time::timeout(deadline, registry.ask(Ping { conn: ConnId(0) })).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(format!("registry gone: {error}")),
+        Err(_) => Err(format!("registry did not answer within {} ms", deadline.as_millis())),
+    }
+}
+
+/// `GET /readyz`: 503 until the remoting port listens and the readiness wait has passed.
+async fn readyz(state: web::Data<HttpState>) -> HttpResponse {
+    match state.readiness.not_ready() {
+        None => HttpResponse::Ok().json(json!({"status": "ready"})),
+        Some(reason) => HttpResponse::ServiceUnavailable().json(json!({"status": "not ready", "reason": reason})),
+    }
+}
+
+/// `GET /rocketmq/nsaddr`: Java's address-server answer, `host:port;host:port`, from
+/// `address_server_list`, or this server's remoting address as the client reached it.
+async fn nsaddr(state: web::Data<HttpState>, request: HttpRequest) -> HttpResponse {
+    let list = if state.address_list.trim().is_empty() {
+        let host = request.connection_info().host().to_owned();
+        let host = match host.rsplit_once(':') {
+            Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h.to_owned(),
+            _ => host,
+        };
+        format!("{host}:{}", state.remoting_port)
+    } else {
+        state.address_list.trim().to_owned()
+    };
+    HttpResponse::Ok().content_type(ContentType::plaintext()).body(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notifier::Notifier;
+    use crate::registry::messages::Stall;
+    use crate::registry::options::RegistryOptions;
+    use crate::registry::RouteRegistry;
+
+    #[test]
+    fn openmetrics_is_served_to_whoever_prefers_it_and_plain_text_to_everyone_else() {
+        let prometheus =
+            "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,\
+                          text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert!(wants_openmetrics(prometheus));
+        assert!(wants_openmetrics("application/openmetrics-text"));
+        assert!(!wants_openmetrics(""), "no Accept header: curl, promtool");
+        assert!(!wants_openmetrics("*/*"));
+        assert!(!wants_openmetrics("text/plain;version=0.0.4"));
+        assert!(!wants_openmetrics("text/plain, application/openmetrics-text;q=0.5"));
+        assert!(!wants_openmetrics("application/openmetrics-text;q=0"));
+    }
+
+    #[test]
+    fn liveness_fails_while_the_registry_is_wedged_and_recovers_after() {
+        actix::System::new().block_on(async {
+            let notifier = Notifier::start(479, None);
+            let own = actix::Arbiter::new();
+            let options = RegistryOptions::default();
+            let registry = RouteRegistry::start_on(&own.handle(), options, Duration::from_secs(60), notifier, None);
+            assert_eq!(probe_registry(&registry, Duration::from_millis(500)).await, Ok(()));
+            registry.tell(Stall { conn: ConnId(0), millis: 800 });
+            let wedged = probe_registry(&registry, Duration::from_millis(200)).await;
+            assert_eq!(wedged, Err("registry did not answer within 200 ms".to_owned()));
+            assert_eq!(probe_registry(&registry, Duration::from_secs(2)).await, Ok(()), "answers again after");
+        });
+    }
+}

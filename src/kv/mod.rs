@@ -1,0 +1,300 @@
+//! The KV config store (Java's `KVConfigManager`): namespace → key → value, owned by the
+//! `KvStore` actor on its own thread, so disk writes never stall the registry. Every change is
+//! on disk (`journal`: Java's `kvConfig.json` plus an append-only journal) before it is
+//! acknowledged; a failed write leaves memory unchanged. The store is bounded in bytes.
+
+pub mod journal;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use thiserror::Error;
+use tracing::error;
+
+use crate::mailbox::{Apply, ConnId, Mailbox, Timings};
+use crate::metrics::Metrics;
+use crate::registry::messages::SetOrderTopicConfig;
+use crate::registry::RegistryHandle;
+use crate::{logged_handler, request};
+use journal::{Change, DeleteTag, KvFiles, PutTag};
+
+/// The namespace the NameServer itself reads: topic → `"brokerName:queueNum;..."`.
+pub const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
+
+/// namespace → key → value, sorted so the file and the answers are deterministic.
+pub type KvTable = BTreeMap<String, BTreeMap<String, String>>;
+
+/// The KV file cannot be read, encoded or written, or a change does not fit.
+#[derive(Debug, Error)]
+pub enum KvError {
+    /// The file exists but cannot be read.
+    #[error("cannot read kv config {path}: {error}")]
+    Read { path: PathBuf, error: std::io::Error },
+    /// The file is not Java's `{"configTable":{...}}` (or the journal beside it is damaged);
+    /// start-up stops rather than empty it.
+    #[error("corrupt kv config {path}: {error}; {}", backup_hint(path))]
+    Corrupt { path: PathBuf, error: serde_json::Error },
+    /// The table could not be encoded; nothing was written.
+    #[error("cannot encode kv config {path}: {error}")]
+    Encode { path: PathBuf, error: serde_json::Error },
+    /// The new content could not be made durable.
+    #[error("cannot write kv config {path}: {error}")]
+    Write { path: PathBuf, error: std::io::Error },
+    /// The change would take the store past `kv_max_store_bytes`.
+    #[error("kv store full: {size} bytes with this change, max {max}")]
+    StoreFull { size: usize, max: usize },
+}
+
+/// Reads the table as of the last acknowledged change without writing anything.
+pub fn load(path: &Path) -> Result<KvTable, KvError> {
+    journal::read_table(path)
+}
+
+/// Opens the KV files: the table as of the last acknowledged change.
+pub fn open(path: &Path) -> Result<(KvFiles, KvTable), KvError> {
+    KvFiles::open(path)
+}
+
+/// The bytes `table` holds in names and values (what `kv_max_store_bytes` bounds).
+pub fn table_bytes(table: &KvTable) -> usize {
+    table.iter().map(|(ns, keys)| ns.len() + keys.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()).sum()
+}
+
+/// Where to look when the KV file is corrupt: the previous version every write keeps beside it.
+fn backup_hint(path: &Path) -> String {
+    let mut bak = path.as_os_str().to_owned();
+    bak.push(".bak");
+    let bak = PathBuf::from(bak);
+    if bak.exists() {
+        format!("the previous version is in {} (copy it over the file to start with it)", bak.display())
+    } else {
+        format!("no previous version ({} does not exist)", bak.display())
+    }
+}
+
+/// The KV store actor.
+pub struct KvStore {
+    /// namespace → key → value, as on disk.
+    table: KvTable,
+    /// Bytes of names and values in `table`.
+    bytes: usize,
+    /// Most bytes the table may hold.
+    max_bytes: usize,
+    /// The snapshot and journal.
+    files: KvFiles,
+    /// Told whenever ORDER_TOPIC_CONFIG changes.
+    registry: RegistryHandle,
+    /// Messages sent to this actor and not yet handled.
+    queued: Arc<AtomicUsize>,
+    /// Handling time per message type.
+    timings: Timings,
+    /// Counts changes that could not be made durable.
+    metrics: Option<Arc<Metrics>>,
+}
+
+/// The store's address, counting queued messages.
+pub type KvHandle = Mailbox<KvStore>;
+
+impl KvStore {
+    /// Starts the store on `arbiter` (a thread of its own, so disk writes never stall the
+    /// registry) and hands the registry the ORDER_TOPIC_CONFIG namespace.
+    pub fn start(
+        (files, table): (KvFiles, KvTable),
+        max_bytes: usize,
+        registry: RegistryHandle,
+        arbiter: &ArbiterHandle,
+        metrics: Option<Arc<Metrics>>,
+    ) -> KvHandle {
+        let (queued, timings) = Timings::watched("kv", metrics.clone());
+        let bytes = table_bytes(&table);
+        let store = KvStore { table, bytes, max_bytes, files, registry, queued: queued.clone(), timings, metrics };
+        store.publish_order_topics();
+        Mailbox::new(KvStore::start_in_arbiter(arbiter, |_| store), queued)
+    }
+
+    fn publish_order_topics(&self) {
+        let table = self.table.get(ORDER_TOPIC_CONFIG).cloned();
+        self.registry.tell(SetOrderTopicConfig { conn: ConnId(0), table });
+    }
+
+    /// The store's size after `change`.
+    fn size_after(&self, change: &Change) -> usize {
+        let existing = |ns: &str, key: &str| self.table.get(ns).and_then(|keys| keys.get(key));
+        match change {
+            Change::Put(_, ns, key, value) => {
+                let new_ns = if self.table.contains_key(ns) { 0 } else { ns.len() };
+                let removed = existing(ns, key).map_or(0, |old| key.len() + old.len());
+                self.bytes + new_ns + key.len() + value.len() - removed
+            }
+            Change::Delete(_, ns, key) => self.bytes - existing(ns, key).map_or(0, |old| key.len() + old.len()),
+        }
+    }
+
+    /// Applies `change` and makes it durable, or leaves the table as it was; refused when it
+    /// would overfill the store.
+    fn change(&mut self, change: Change) -> Result<(), KvError> {
+        let size = self.size_after(&change);
+        if size > self.max_bytes && size > self.bytes {
+            return Err(KvError::StoreFull { size, max: self.max_bytes });
+        }
+        let undo = self.undo_of(&change);
+        change.clone().apply(&mut self.table);
+        if let Err(error) = self.files.persist(&change, &self.table, size) {
+            undo.apply(&mut self.table);
+            error!(%error, "kv change not made durable; refused");
+            if let Some(m) = &self.metrics {
+                m.kv_write_failures.inc();
+            }
+            return Err(error);
+        }
+        self.bytes = size;
+        if matches!(&change, Change::Put(_, ns, ..) | Change::Delete(_, ns, _) if ns == ORDER_TOPIC_CONFIG) {
+            self.publish_order_topics();
+        }
+        Ok(())
+    }
+
+    /// What puts the table back as it is now, once `change` is applied.
+    fn undo_of(&self, change: &Change) -> Undo {
+        let (Change::Put(_, ns, key, _) | Change::Delete(_, ns, key)) = change;
+        Undo {
+            previous: self.table.get(ns).and_then(|keys| keys.get(key)).cloned(),
+            created_namespace: !self.table.contains_key(ns) && matches!(change, Change::Put(..)),
+            namespace: ns.clone(),
+            key: key.clone(),
+        }
+    }
+}
+
+/// The state of one key before a change, to put back if the change cannot be made durable.
+struct Undo {
+    namespace: String,
+    key: String,
+    previous: Option<String>,
+    created_namespace: bool,
+}
+
+impl Undo {
+    fn apply(self, table: &mut KvTable) {
+        if self.created_namespace {
+            table.remove(&self.namespace);
+            return;
+        }
+        if let Some(keys) = table.get_mut(&self.namespace) {
+            match self.previous {
+                Some(value) => keys.insert(self.key, value),
+                None => keys.remove(&self.key),
+            };
+        }
+    }
+}
+
+impl Actor for KvStore {
+    type Context = Context<Self>;
+}
+
+logged_handler!(KvStore, "kv");
+
+/// PUT_KV_CONFIG; answers once the change is on disk.
+#[derive(Debug)]
+pub struct PutKv {
+    pub conn: ConnId,
+    pub namespace: String,
+    pub key: String,
+    pub value: String,
+}
+request!(PutKv, Result<(), KvError>);
+
+impl Apply<KvStore> for PutKv {
+    fn apply(self, store: &mut KvStore) -> Result<(), KvError> {
+        store.change(Change::Put(PutTag::Put, self.namespace, self.key, self.value))
+    }
+}
+
+/// GET_KV_CONFIG; answers the value, if any.
+#[derive(Debug)]
+pub struct GetKv {
+    pub conn: ConnId,
+    pub namespace: String,
+    pub key: String,
+}
+request!(GetKv, Option<String>, query);
+
+impl Apply<KvStore> for GetKv {
+    fn apply(self, store: &mut KvStore) -> Option<String> {
+        store.table.get(&self.namespace).and_then(|ns| ns.get(&self.key)).cloned()
+    }
+}
+
+/// DELETE_KV_CONFIG; the namespace stays even when it empties. Answers once on disk.
+#[derive(Debug)]
+pub struct DeleteKv {
+    pub conn: ConnId,
+    pub namespace: String,
+    pub key: String,
+}
+request!(DeleteKv, Result<(), KvError>);
+
+impl Apply<KvStore> for DeleteKv {
+    fn apply(self, store: &mut KvStore) -> Result<(), KvError> {
+        store.change(Change::Delete(DeleteTag::Delete, self.namespace, self.key))
+    }
+}
+
+/// GET_KVLIST_BY_NAMESPACE; answers the namespace, if it exists.
+#[derive(Debug)]
+pub struct GetKvList {
+    pub conn: ConnId,
+    pub namespace: String,
+}
+request!(GetKvList, Option<BTreeMap<String, String>>, query);
+
+impl Apply<KvStore> for GetKvList {
+    fn apply(self, store: &mut KvStore) -> Self::Output {
+        store.table.get(&self.namespace).cloned()
+    }
+}
+
+/// At shutdown: waits until every earlier message is handled (all are already durable) and
+/// writes the whole table as the snapshot, so `kvConfig.json` is complete for Java too.
+#[derive(Debug)]
+pub struct Flush {
+    pub conn: ConnId,
+}
+request!(Flush, Result<(), KvError>);
+
+impl Apply<KvStore> for Flush {
+    fn apply(self, store: &mut KvStore) -> Result<(), KvError> {
+        store.files.write_snapshot(&store.table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_kv_file_loads_and_the_size_counts_names_and_values() {
+        let text = r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"broker-name":"default-broker","topic-name":"default-topic","cid":"default-consumer-name"}}}"#;
+        let dir = std::env::temp_dir().join(format!("namesrv-kv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("kvConfig.json");
+        std::fs::write(&path, text).unwrap();
+        let (_, table) = open(&path).unwrap();
+        assert_eq!(table[ORDER_TOPIC_CONFIG]["cid"], "default-consumer-name");
+        assert_eq!(table_bytes(&table), 18 + 11 + 14 + 10 + 13 + 3 + 21);
+        assert!(open(&dir.join("missing.json")).unwrap().1.is_empty());
+        std::fs::write(&path, "").unwrap();
+        assert!(open(&path).unwrap().1.is_empty(), "an empty file loads as empty, as in Java");
+        std::fs::write(&path, "{\"configTable\":{").unwrap();
+        let err = open(&path).unwrap_err();
+        assert!(matches!(err, KvError::Corrupt { .. }));
+        assert!(err.to_string().contains("kvConfig.json.bak does not exist"), "{err}");
+        std::fs::write(dir.join("kvConfig.json.bak"), text).unwrap();
+        let err = open(&path).unwrap_err().to_string();
+        assert!(err.contains("the previous version is in") && err.contains("kvConfig.json.bak"), "{err}");
+    }
+}

@@ -1,0 +1,313 @@
+//! Every figure the server exports to Prometheus (`namesrv_*`, plus the standard `process_*`),
+//! with handles cheap enough for the request path: a request costs one counter increment and
+//! one lock-free histogram observation, found by index, never by a label lookup.
+//!
+//! Figures that live in actors (brokers, topics, mailbox depths, cache size) are read when
+//! scraped. `history` keeps the last minutes of request rate, p99 and mailbox depth.
+
+pub mod histogram;
+pub mod history;
+mod process;
+pub mod text;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::protocol::{RequestCode, ResponseCode};
+use histogram::SecondsHistogram;
+
+/// `code` and `result` of `namesrv_requests_total`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    code: &'static str,
+    result: &'static str,
+}
+
+/// `code` of `namesrv_request_duration_seconds`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CodeLabel {
+    code: &'static str,
+}
+
+/// A single low-cardinality label.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabel {
+    result: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ActorLabel {
+    actor: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ActorMessageLabels {
+    actor: &'static str,
+    message: &'static str,
+}
+
+/// The results a request can have: its response code, or `ONEWAY` when it is not answered.
+const RESULTS: [&str; 8] = [
+    "SUCCESS",
+    "SYSTEM_ERROR",
+    "SYSTEM_BUSY",
+    "REQUEST_CODE_NOT_SUPPORTED",
+    "NO_PERMISSION",
+    "TOPIC_NOT_EXIST",
+    "QUERY_NOT_FOUND",
+    "ONEWAY",
+];
+
+/// The handles of one request code.
+#[derive(Debug)]
+struct CodeHandles {
+    name: &'static str,
+    duration: SecondsHistogram,
+    results: [OnceLock<Counter>; RESULTS.len()],
+}
+
+/// Why a broker went (`namesrv_broker_removals_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    /// Silent past its timeout.
+    Expired,
+    /// Its connection closed.
+    ConnectionClosed,
+    /// It (or an admin) sent UNREGISTER_BROKER, or another broker took its address.
+    Unregistered,
+}
+
+/// Every exported figure.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    by_code: Vec<CodeHandles>,
+    all_requests: SecondsHistogram,
+    /// Open connections.
+    pub connections: Gauge,
+    /// Connections accepted since start.
+    pub connections_accepted: Counter,
+    /// Frame bytes read.
+    pub bytes_received: Counter,
+    /// Frame bytes written.
+    pub bytes_sent: Counter,
+    brokers: Gauge,
+    clusters: Gauge,
+    topics: Gauge,
+    registrations: Family<ResultLabel, Counter>,
+    removals: Family<ReasonLabel, Counter>,
+    mailbox_depth: Family<ActorLabel, Gauge>,
+    mailbox_handle: Family<ActorMessageLabels, SecondsHistogram>,
+    /// Route queries answered from the cache of encoded routes.
+    pub route_cache_hits: Counter,
+    /// Route queries that built their body.
+    pub route_cache_misses: Counter,
+    route_cache_bytes: Gauge,
+    /// KV changes that could not be made durable.
+    pub kv_write_failures: Counter,
+    config_updates: Family<ResultLabel, Counter>,
+    acl_refusals: Family<ReasonLabel, Counter>,
+    tls_connections: Family<ResultLabel, Counter>,
+    mailboxes: Mutex<Vec<(&'static str, Arc<AtomicUsize>)>>,
+    /// Samples of the last minutes, for the status page and the minute summary.
+    pub history: history::History,
+}
+
+/// What the registry reports when scraped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegistryFigures {
+    /// Live broker instances.
+    pub brokers: usize,
+    /// Clusters.
+    pub clusters: usize,
+    /// Topics with queue data.
+    pub topics: usize,
+    /// Bytes of encoded routes cached.
+    pub route_cache_bytes: usize,
+}
+
+impl Metrics {
+    /// Every metric, registered and zero.
+    pub fn new() -> Arc<Self> {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        let durations = Family::<CodeLabel, SecondsHistogram>::default();
+        let names = RequestCode::ALL.iter().map(|c| c.name()).chain(std::iter::once("UNKNOWN"));
+        let by_code = names
+            .map(|name| CodeHandles {
+                name,
+                duration: durations.get_or_create(&CodeLabel { code: name }).clone(),
+                results: Default::default(),
+            })
+            .collect();
+        let m = Metrics {
+            registry: Registry::default(),
+            requests,
+            by_code,
+            all_requests: SecondsHistogram::default(),
+            connections: Gauge::default(),
+            connections_accepted: Counter::default(),
+            bytes_received: Counter::default(),
+            bytes_sent: Counter::default(),
+            brokers: Gauge::default(),
+            clusters: Gauge::default(),
+            topics: Gauge::default(),
+            registrations: Family::default(),
+            removals: Family::default(),
+            mailbox_depth: Family::default(),
+            mailbox_handle: Family::default(),
+            route_cache_hits: Counter::default(),
+            route_cache_misses: Counter::default(),
+            route_cache_bytes: Gauge::default(),
+            kv_write_failures: Counter::default(),
+            config_updates: Family::default(),
+            acl_refusals: Family::default(),
+            tls_connections: Family::default(),
+            mailboxes: Mutex::new(Vec::new()),
+            history: history::History::default(),
+        };
+        m.register(registry.sub_registry_with_prefix("namesrv"), durations);
+        registry.register_collector(Box::new(process::ProcessCollector));
+        Arc::new(Metrics { registry, ..m })
+    }
+
+    /// Registers every `namesrv_*` metric in `ns`.
+    fn register(&self, ns: &mut Registry, durations: Family<CodeLabel, SecondsHistogram>) {
+        ns.register("requests", "Requests handled, by request code and result", self.requests.clone());
+        ns.register("request_duration_seconds", "Time from decoded frame to reply queued, by request code", durations);
+        ns.register("connections", "Connections open now", self.connections.clone());
+        ns.register("connections_accepted", "Connections accepted since start", self.connections_accepted.clone());
+        ns.register("bytes_received", "Frame bytes read from peers", self.bytes_received.clone());
+        ns.register("bytes_sent", "Frame bytes written to peers", self.bytes_sent.clone());
+        ns.register("brokers", "Live broker instances", self.brokers.clone());
+        ns.register("clusters", "Clusters", self.clusters.clone());
+        ns.register("topics", "Topics with queue data", self.topics.clone());
+        ns.register("broker_registrations", "REGISTER_BROKER requests, by result", self.registrations.clone());
+        ns.register("broker_removals", "Brokers removed, by reason", self.removals.clone());
+        ns.register("mailbox_depth", "Messages queued to an actor and not yet handled", self.mailbox_depth.clone());
+        ns.register("mailbox_handle_seconds", "Time an actor spent on one message", self.mailbox_handle.clone());
+        ns.register("route_cache_hits", "Route queries answered from cached bodies", self.route_cache_hits.clone());
+        ns.register("route_cache_misses", "Route queries that built their body", self.route_cache_misses.clone());
+        ns.register("route_cache_bytes", "Bytes of cached route bodies", self.route_cache_bytes.clone());
+        ns.register("kv_write_failures", "KV changes that could not be made durable", self.kv_write_failures.clone());
+        ns.register("config_updates", "UPDATE_NAMESRV_CONFIG requests, by result", self.config_updates.clone());
+        ns.register("acl_refusals", "Requests refused by access control, by reason", self.acl_refusals.clone());
+        ns.register("tls_connections", "Connections by how TLS treated them", self.tls_connections.clone());
+    }
+
+    /// Records one handled request: its code, response code (`None`: oneway) and duration.
+    pub fn request(&self, code: i32, response: Option<i32>, nanos: u64) {
+        let index = RequestCode::from_i32(code)
+            .and_then(|c| RequestCode::ALL.iter().position(|a| *a == c))
+            .unwrap_or(self.by_code.len() - 1);
+        let handles = &self.by_code[index];
+        let result = match response {
+            None => RESULTS.len() - 1,
+            Some(code) => ResponseCode::from_i32(code).map_or(1, |r| match r {
+                ResponseCode::Success => 0,
+                ResponseCode::SystemError => 1,
+                ResponseCode::SystemBusy => 2,
+                ResponseCode::RequestCodeNotSupported => 3,
+                ResponseCode::NoPermission => 4,
+                ResponseCode::TopicNotExist => 5,
+                ResponseCode::QueryNotFound => 6,
+            }),
+        };
+        let counter = handles.results[result].get_or_init(|| {
+            self.requests.get_or_create(&RequestLabels { code: handles.name, result: RESULTS[result] }).clone()
+        });
+        counter.inc();
+        handles.duration.observe_nanos(nanos);
+        self.all_requests.observe_nanos(nanos);
+    }
+
+    /// Every request's duration, whatever its code (for rates and p99 over time).
+    pub fn all_requests(&self) -> &SecondsHistogram {
+        &self.all_requests
+    }
+
+    /// Records a REGISTER_BROKER result (`accepted` or `rejected`).
+    pub fn registration(&self, accepted: bool) {
+        let result = if accepted { "accepted" } else { "rejected" };
+        self.registrations.get_or_create(&ResultLabel { result }).inc();
+    }
+
+    /// Records removed brokers.
+    pub fn removed(&self, reason: Removal, count: usize) {
+        let reason = match reason {
+            Removal::Expired => "expired",
+            Removal::ConnectionClosed => "connection_closed",
+            Removal::Unregistered => "unregistered",
+        };
+        self.removals.get_or_create(&ReasonLabel { reason }).inc_by(count as u64);
+    }
+
+    /// Records an UPDATE_NAMESRV_CONFIG result (`accepted` or `refused`).
+    pub fn config_update(&self, accepted: bool) {
+        let result = if accepted { "accepted" } else { "refused" };
+        self.config_updates.get_or_create(&ResultLabel { result }).inc();
+    }
+
+    /// Records a request refused by access control (`missing_access_key`, `bad_signature`, ...).
+    pub fn acl_refusal(&self, reason: &'static str) {
+        self.acl_refusals.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
+    /// Records how TLS treated a new connection (`tls`, `plain`, `plain_refused`,
+    /// `handshake_failed`, `handshake_timeout`).
+    pub fn tls_connection(&self, result: &'static str) {
+        self.tls_connections.get_or_create(&ResultLabel { result }).inc();
+    }
+
+    /// The histogram of one actor's handling time of one message type.
+    pub fn mailbox_handle(&self, actor: &'static str, message: &'static str) -> SecondsHistogram {
+        self.mailbox_handle.get_or_create(&ActorMessageLabels { actor, message }).clone()
+    }
+
+    /// Watches an actor's queued-message counter for `namesrv_mailbox_depth`.
+    pub fn watch_mailbox(&self, actor: &'static str, queued: Arc<AtomicUsize>) {
+        self.mailboxes.lock().unwrap_or_else(|e| e.into_inner()).push((actor, queued));
+    }
+
+    /// Messages queued now, per actor.
+    pub fn mailbox_depths(&self) -> Vec<(&'static str, usize)> {
+        let mailboxes = self.mailboxes.lock().unwrap_or_else(|e| e.into_inner());
+        mailboxes.iter().map(|(actor, queued)| (*actor, queued.load(Ordering::Relaxed))).collect()
+    }
+
+    /// Sets the figures read from the registry.
+    pub fn set_registry_figures(&self, f: RegistryFigures) {
+        self.brokers.set(f.brokers as i64);
+        self.clusters.set(f.clusters as i64);
+        self.topics.set(f.topics as i64);
+        self.route_cache_bytes.set(f.route_cache_bytes as i64);
+    }
+
+    /// The exposition in the classic text format 0.0.4, for scrapers that do not ask for OpenMetrics.
+    pub fn encode_classic(&self) -> String {
+        text::to_classic(&self.encode())
+    }
+
+    /// The exposition text (OpenMetrics, which Prometheus asks for), mailbox depths read now.
+    pub fn encode(&self) -> String {
+        for (actor, depth) in self.mailbox_depths() {
+            self.mailbox_depth.get_or_create(&ActorLabel { actor }).set(depth as i64);
+        }
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}

@@ -1,0 +1,133 @@
+//! What makes the server visible while it runs: the HTTP endpoint, a sampler that every five
+//! seconds records the request rate, p99 and mailbox depth for the status page's charts, and a
+//! one-line INFO summary every `log_summary_secs`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::ServerHandle;
+use tracing::info;
+
+use crate::http::{self, HttpState, Readiness};
+use crate::listen::bind_host_port;
+use crate::mailbox::ConnId;
+use crate::metrics::histogram::{quantile, BUCKETS};
+use crate::metrics::Metrics;
+use crate::registry::messages::GetFigures;
+use crate::registry::RegistryHandle;
+use crate::settings::Settings;
+
+/// Seconds between samples.
+const SAMPLE_EVERY: Duration = Duration::from_secs(5);
+
+/// The HTTP endpoint could not listen.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot serve http on {addr}: {error}")]
+pub struct ObserveError {
+    /// The address it was to listen on.
+    pub addr: String,
+    /// Why not.
+    pub error: std::io::Error,
+}
+
+/// The HTTP endpoint and the sampler of a running server.
+pub struct Observer {
+    readiness: Arc<Readiness>,
+    http: Option<ServerHandle>,
+    sampler: Option<tokio::task::JoinHandle<()>>,
+    summary: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Observer {
+    /// Starts the HTTP endpoint on `listener` (or on `http_listen`, unless empty) and the
+    /// sampler (when metrics are on). Must run inside an actix System.
+    pub fn start(
+        settings: &Settings,
+        registry: RegistryHandle,
+        metrics: Option<Arc<Metrics>>,
+        listener: Option<std::net::TcpListener>,
+    ) -> Result<Self, ObserveError> {
+        let wait = if settings.need_wait_for_service { settings.wait_seconds_for_service } else { 0 };
+        let readiness = Readiness::new(Duration::from_secs(wait));
+        let listen = settings.http_listen.trim();
+        let listener = match listener {
+            Some(l) => Some(l),
+            None if listen.is_empty() => None,
+            None => Some(bind_host_port(listen).map_err(|error| ObserveError { addr: listen.into(), error })?),
+        };
+        let http = match listener {
+            Some(listener) => {
+                let addr = listener.local_addr().map_err(|error| ObserveError { addr: listen.into(), error })?;
+                let state = HttpState {
+                    registry: registry.clone(),
+                    metrics: metrics.clone(),
+                    readiness: readiness.clone(),
+                    address_list: settings.address_server_list.clone(),
+                    remoting_port: settings.listen_port,
+                };
+                let handle =
+                    http::start(listener, state).map_err(|error| ObserveError { addr: addr.to_string(), error })?;
+                info!(http_addr = %addr, "http endpoint up");
+                Some(handle)
+            }
+            None => None,
+        };
+        let sampler = metrics.clone().map(|m| actix::spawn(sample(m, registry.clone())));
+        let every = Duration::from_secs(settings.log_summary_secs);
+        let summary = metrics.filter(|_| !every.is_zero()).map(|m| actix::spawn(summarize(m, registry, every)));
+        Ok(Observer { readiness, http, sampler, summary })
+    }
+
+    /// The remoting port is listening: the server may report ready.
+    pub fn listening(&self) {
+        self.readiness.set_listening();
+    }
+
+    /// Stops the HTTP endpoint and the sampler.
+    pub async fn stop(self) {
+        for task in [self.sampler, self.summary].into_iter().flatten() {
+            task.abort();
+        }
+        if let Some(http) = self.http {
+            http.stop(true).await;
+        }
+    }
+}
+
+/// Samples every five seconds for the charts, half a period off the summary's whole seconds: a
+/// sample taken in the summary's tick would count the summary's own `GetFigures` as queued.
+async fn sample(metrics: Arc<Metrics>, registry: RegistryHandle) {
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + SAMPLE_EVERY / 2, SAMPLE_EVERY);
+    loop {
+        interval.tick().await;
+        let all = metrics.all_requests();
+        metrics.history.sample(all.count(), all.bucket_counts(), registry.depth(), metrics.connections.get());
+    }
+}
+
+/// Logs one line every `every`: connections, brokers, topics, requests/s, p99, mailbox depth.
+async fn summarize(metrics: Arc<Metrics>, registry: RegistryHandle, every: Duration) {
+    let mut interval = tokio::time::interval(every);
+    interval.tick().await;
+    let all = metrics.all_requests();
+    let (mut count, mut buckets) = (all.count(), all.bucket_counts());
+    loop {
+        interval.tick().await;
+        let Ok(figures) = registry.ask(GetFigures { conn: ConnId(0) }).await else {
+            continue;
+        };
+        let (now_count, now_buckets) = (all.count(), all.bucket_counts());
+        let delta: [u64; BUCKETS.len() + 1] = std::array::from_fn(|i| now_buckets[i].saturating_sub(buckets[i]));
+        let rate = now_count.saturating_sub(count) as f64 / every.as_secs_f64();
+        (count, buckets) = (now_count, now_buckets);
+        info!(
+            connections = metrics.connections.get(),
+            brokers = figures.brokers,
+            topics = figures.topics,
+            requests_per_second = (rate * 10.0).round() / 10.0,
+            p99_ms = quantile(&delta, 0.99) * 1000.0,
+            mailbox_depth = registry.depth(),
+            "summary"
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! `--check-config`: what start-up would check, without serving: the listen address resolves,
+//! the directories of the state files are writable, the KV file loads, and, when they are on,
+//! the accounts file and the TLS certificate and key load. (The settings are already loaded
+//! and validated by then.)
+
+use std::fs::OpenOptions;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::acl::accounts::{Accounts, AccountsError};
+use crate::kv::{self, KvError};
+use crate::settings::{Settings, TlsMode};
+use crate::tls::{server_config, TlsError, TlsFiles};
+
+/// A check that failed.
+#[derive(Debug, Error)]
+pub enum PreflightError {
+    /// `bind_address` names no address.
+    #[error("listen address {addr} does not resolve: {error}")]
+    Resolve { addr: String, error: io::Error },
+    /// A state file's directory cannot be created or written.
+    #[error("state directory {dir} is not writable (for {key}): {error}")]
+    NotWritable { key: &'static str, dir: PathBuf, error: io::Error },
+    /// The KV file exists and does not load.
+    #[error(transparent)]
+    Kv(#[from] KvError),
+    /// Access control is on and the accounts file does not load.
+    #[error(transparent)]
+    Accounts(#[from] AccountsError),
+    /// TLS is on and the certificate, key or client CA does not load.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+}
+
+/// Runs every check; returns one line per thing checked, for the operator.
+pub fn check(settings: &Settings) -> Result<Vec<String>, PreflightError> {
+    let shown = format!("{}:{}", settings.bind_address, settings.listen_port);
+    let addrs = settings.listen_addrs().map_err(|error| PreflightError::Resolve { addr: shown.clone(), error })?;
+    let addrs: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+    let mut report = vec![format!("listen address {shown}: {}", addrs.join(", "))];
+    for (key, file) in
+        [("kv_config_path", &settings.kv_config_path), ("config_store_path", &settings.config_store_path)]
+    {
+        let dir =
+            writable_dir(Path::new(file)).map_err(|(dir, error)| PreflightError::NotWritable { key, dir, error })?;
+        report.push(format!("{key} {file}: directory {} writable", dir.display()));
+    }
+    let table = kv::load(Path::new(&settings.kv_config_path))?;
+    report.push(format!("kv config {}: {} namespaces", settings.kv_config_path, table.len()));
+    if settings.acl_enabled {
+        let accounts = Accounts::load(Path::new(&settings.acl_accounts_file))?;
+        report.push(format!("accounts file {}: {} accounts", settings.acl_accounts_file, accounts.len()));
+    }
+    if settings.tls_mode != TlsMode::Disabled {
+        server_config(&TlsFiles::from_settings(settings))?;
+        report.push(format!("TLS ({}): certificate {} and its key load", settings.tls_mode, settings.tls_cert_file));
+    }
+    Ok(report)
+}
+
+/// Creates the file's directory, as the first write would, and writes a probe file in it.
+fn writable_dir(file: &Path) -> Result<PathBuf, (PathBuf, io::Error)> {
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+    let probe = dir.join(format!(".namesrv-check-{}", std::process::id()));
+    let result = std::fs::create_dir_all(&dir)
+        .and_then(|()| OpenOptions::new().write(true).create_new(true).open(&probe))
+        .and_then(|_| std::fs::remove_file(&probe));
+    result.map(|()| dir.clone()).map_err(|e| (dir, e))
+}

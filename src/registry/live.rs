@@ -1,0 +1,36 @@
+//! What the registry knows about each live broker instance (Java's `BrokerLiveInfo`).
+//!
+//! One broker process serves an address, so liveness is keyed by address alone; the cluster it
+//! registered in is kept with it, and lookups by (cluster, address), as Java's `BrokerAddrInfo`
+//! keys them, match only that cluster.
+
+use crate::mailbox::ConnId;
+use crate::model::DataVersion;
+
+/// The live registration at one address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveBroker {
+    /// The cluster it registered in.
+    pub cluster: String,
+    /// Its broker group.
+    pub broker_name: String,
+    /// Its id in the group.
+    pub broker_id: i64,
+    /// The MQVersion ordinal of its latest registration.
+    pub version: i32,
+    /// When the latest registration or heartbeat arrived (ms on the registry clock).
+    pub last_update_ms: u64,
+    /// How long the broker may stay silent.
+    pub timeout_ms: u64,
+    /// The topic-config version of its latest registration.
+    pub data_version: DataVersion,
+    /// The connection its latest registration came over.
+    pub conn: ConnId,
+    /// Its HA address, handed to its slaves.
+    pub ha_server_addr: String,
+    /// Fingerprint of the topic table its latest registration applied; `None` when that
+    /// registration applied no topics (not master or prime slave).
+    pub applied_topics: Option<u64>,
+    /// The access key its latest registration was signed with, when access control checked it.
+    pub access_key: Option<String>,
+}

@@ -1,0 +1,163 @@
+//! Expiry on an injected clock, heartbeats, removal of what empties, and fencing.
+
+use super::*;
+
+#[test]
+fn a_broker_expires_one_millisecond_after_its_timeout() {
+    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 1000, ..Default::default() });
+    register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 100);
+    register(&mut t, &Reg { timeout_ms: Some(50), ..broker("b2", "a:2", &["U1", "U2"]) }, 100);
+    let expired: Vec<String> = t.expire(151).into_iter().map(|e| e.broker.broker_name).collect();
+    assert_eq!(expired, ["b2"], "its own heartbeatTimeoutMillis applies");
+    assert!(t.expire(1100).is_empty(), "exactly at the timeout it is still live");
+    let gone = t.expire(1101);
+    assert_eq!((gone.len(), gone[0].last_update_ms, gone[0].conn), (1, 100, ConnId(1)));
+    assert!(route(&mut t, "T1").is_none());
+    assert_eq!(cluster_info(&mut t)["clusterAddrTable"], serde_json::json!({}), "the empty cluster went too");
+}
+
+#[test]
+fn heartbeats_and_data_version_queries_keep_a_broker() {
+    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 100, ..Default::default() });
+    let b = broker("b1", "a:1", &["T1", "T2"]);
+    register(&mut t, &b, 0);
+    assert!(t.heartbeat("c", "a:1", 90));
+    let version = DataVersion { counter: 1, state_version: 0, timestamp: 1 };
+    assert_eq!(t.query_data_version("c", "a:1", Some(&version), 180), (false, Some(version)));
+    assert!(t.expire(250).is_empty());
+    let other = DataVersion { counter: 2, ..version };
+    assert!(t.query_data_version("c", "a:1", Some(&other), 260).0, "a different version is a change");
+    assert!(!t.heartbeat("c", "nobody:1", 0));
+    assert_eq!(t.query_data_version("c", "nobody:1", None, 0), (true, None));
+}
+
+#[test]
+fn removing_the_last_member_removes_the_group_its_topics_and_its_cluster() {
+    let mut t = tables();
+    let master = broker("b1", "m:1", &["T1", "T2"]);
+    let slave = Reg { id: 1, ..broker("b1", "s:1", &["T1", "T2"]) };
+    let other = Reg { cluster: "d", ..broker("b2", "o:1", &["T2", "T3"]) };
+    for reg in [&master, &slave, &other] {
+        register(&mut t, reg, 0);
+    }
+    assert!(t.unregister_broker(&master.broker_ref()));
+    assert_eq!(route_brokers(&mut t, "T1"), ["b1"], "the slave keeps the group");
+    assert!(t.unregister_broker(&slave.broker_ref()));
+    assert!(route(&mut t, "T1").is_none(), "the group's topics went with it");
+    assert_eq!(route_brokers(&mut t, "T2"), ["b2"], "a shared topic keeps its other group");
+    assert!(t.group("b1").is_none());
+    assert!(t.cluster("c").is_none() && t.cluster("d").is_some());
+    assert!(!t.unregister_broker(&master.broker_ref()), "unknown the second time");
+}
+
+#[test]
+fn an_unregister_applies_whatever_connection_it_comes_over() {
+    let mut t = tables();
+    let b = Reg { conn: 7, ..broker("b1", "a:1", &["T1", "T2"]) };
+    register(&mut t, &b, 0);
+    assert!(t.unregister_broker(&b.broker_ref()));
+    assert!(route(&mut t, "T1").is_none());
+}
+
+#[test]
+fn an_unregister_with_a_wrong_id_removes_the_address_at_any_id() {
+    let mut t = tables();
+    let b = broker("b1", "a:1", &["T1", "T2"]);
+    register(&mut t, &b, 0);
+    assert!(t.unregister_broker(&BrokerRef { broker_id: 5, ..b.broker_ref() }));
+    assert!(t.group("b1").is_none() && t.live_at("a:1").is_none());
+}
+
+#[test]
+fn an_unregister_with_a_wrong_name_still_leaves_no_address_without_a_live_entry() {
+    let mut t = tables();
+    register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 0);
+    register(&mut t, &broker("b2", "a:2", &["T1", "T2"]), 0);
+    let wrong = BrokerRef { broker_name: "b2".into(), ..broker("b1", "a:1", &[]).broker_ref() };
+    assert!(t.unregister_broker(&wrong), "the live entry at a:1 went, as in Java");
+    assert_eq!(route_brokers(&mut t, "T1"), ["b2"], "and so did b1's address (Java would keep it routed)");
+    assert!(t.group("b2").is_some_and(|g| g.broker_addrs.len() == 1));
+}
+
+#[test]
+fn an_unregister_with_a_wrong_cluster_drops_the_live_entry_no_group_lists() {
+    let mut t = tables();
+    register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 0);
+    let wrong = BrokerRef { cluster: "elsewhere".into(), ..broker("b1", "a:1", &[]).broker_ref() };
+    assert!(t.unregister_broker(&wrong), "the group is found by name, as in Java");
+    assert!(route(&mut t, "T1").is_none());
+    assert!(t.live_at("a:1").is_none(), "Java would keep this live entry forever");
+    assert_eq!(t.system_topics().0, ["b1", "c"], "the name stays in its real cluster's set, as in Java");
+}
+
+#[test]
+fn an_address_reused_by_another_broker_replaces_it() {
+    for (cluster, id) in [("c", 0), ("d", 0), ("c", 1)] {
+        let mut t = tables();
+        register(&mut t, &Reg { conn: 1, ..broker("broker-a", "10.0.0.5:10911", &["TA", "TA2"]) }, 0);
+        let b = Reg { cluster, id, conn: 2, ..broker("broker-b", "10.0.0.5:10911", &["TB", "TB2"]) };
+        let outcome = t.register_broker(b.registration(), 1).unwrap();
+        assert_eq!(outcome.replaced.map(|r| r.broker.broker_name).as_deref(), Some("broker-a"), "{cluster} {id}");
+        assert!(route(&mut t, "TA").is_none(), "{cluster} {id}: the replaced broker's topics went");
+        assert!(t.group("broker-a").is_none());
+        let removed = t.connection_closed(ConnId(1));
+        assert!(removed.is_empty(), "{cluster} {id}: connection 1 no longer carries a live broker");
+        let removed: Vec<String> = t.connection_closed(ConnId(2)).into_iter().map(|r| r.broker.broker_name).collect();
+        assert_eq!(removed, ["broker-b"]);
+        assert!(t.groups().next().is_none() && route(&mut t, "TB").is_none(), "{cluster} {id}: nothing left");
+    }
+}
+
+#[test]
+fn the_consistency_pass_finds_nothing_after_ordinary_churn() {
+    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 100, ..Default::default() });
+    register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 0);
+    register(&mut t, &broker("b2", "a:1", &["T3", "T4"]), 10);
+    register(&mut t, &Reg { id: 1, ..broker("b2", "a:2", &["T3", "T4"]) }, 20);
+    t.connection_closed(ConnId(9));
+    t.expire(500);
+    assert_eq!(t.heal(), Default::default());
+    assert!(t.live_entries().next().is_none() && t.groups().next().is_none());
+}
+
+#[test]
+fn a_closed_connection_removes_exactly_the_brokers_it_registered_last() {
+    let mut t = tables();
+    let moved = Reg { conn: 1, ..broker("b1", "a:1", &["T1", "T2"]) };
+    let stays = Reg { conn: 1, ..broker("b2", "a:2", &["U1", "U2"]) };
+    let other = Reg { conn: 2, ..broker("b3", "a:3", &["V1", "V2"]) };
+    for reg in [&moved, &stays, &other] {
+        register(&mut t, reg, 0);
+    }
+    register(&mut t, &Reg { conn: 9, ..moved }, 1);
+    let mut removed: Vec<String> = t.connection_closed(ConnId(1)).into_iter().map(|r| r.broker.broker_name).collect();
+    removed.sort();
+    assert_eq!(removed, ["b2"], "b1 re-registered over connection 9 since");
+    assert!(route(&mut t, "T1").is_some() && route(&mut t, "V1").is_some());
+    assert!(route(&mut t, "U1").is_none());
+}
+
+#[test]
+fn expiry_spares_a_broker_that_re_registered_since() {
+    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 100, ..Default::default() });
+    let b = broker("b1", "a:1", &["T1", "T2"]);
+    register(&mut t, &b, 0);
+    register(&mut t, &b, 150);
+    assert!(t.expire(200).is_empty());
+    assert_eq!(t.expire(251).len(), 1);
+}
+
+#[test]
+fn the_consistency_pass_runs_in_slices_that_cover_every_address() {
+    let mut t = tables();
+    for i in 0..10 {
+        let name: &'static str = Box::leak(format!("b{i}").into_boxed_str());
+        let addr: &'static str = Box::leak(format!("a:{i}").into_boxed_str());
+        register(&mut t, &broker(name, addr, &["T1", "T2"]), 0);
+    }
+    let (healed, next) = t.heal_slice(0, 4);
+    assert_eq!((healed, next), (Default::default(), 4), "nothing to repair; the next slice starts at 4");
+    assert_eq!(t.heal_slice(4, 4).1, 8);
+    assert_eq!(t.heal_slice(8, 4).1, 0, "the last slice starts the pass over");
+    assert_eq!(t.heal_slice(0, 10).1, 0, "a slice reaching the end exactly starts over too");
+}

@@ -1,0 +1,101 @@
+//! Addresses in settings and flags: hosts with or without IPv6 brackets (`::`, `[::]`,
+//! `[fd00::5]`), `HOST:PORT` with `[v6]:port`, and turning them into socket addresses.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+use thiserror::Error;
+
+/// An address that does not parse.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum AddrError {
+    /// No port, or an IPv6 address whose port cannot be told apart from it.
+    #[error("{0:?} is not HOST:PORT (IPv6 addresses go in brackets: [::1]:9876)")]
+    NotHostPort(String),
+    /// The port is not a number from 0 to 65535.
+    #[error("bad port in {0:?}")]
+    BadPort(String),
+    /// The host is empty.
+    #[error("empty host in {0:?}")]
+    EmptyHost(String),
+    /// A host with a colon that is not an IPv6 address.
+    #[error("{0:?} is not an IPv6 address")]
+    BadIpv6(String),
+}
+
+/// The host without IPv6 brackets: `[::1]` → `::1`; anything else unchanged.
+pub fn unbracket(host: &str) -> &str {
+    let host = host.trim();
+    host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host)
+}
+
+/// Checks a configured host: an IPv4 address, an IPv6 address (bracketed or not) or a name.
+pub fn check_host(host: &str) -> Result<(), AddrError> {
+    let bare = unbracket(host);
+    if bare.is_empty() {
+        return Err(AddrError::EmptyHost(host.to_owned()));
+    }
+    if bare.contains(':') && bare.parse::<std::net::Ipv6Addr>().is_err() {
+        return Err(AddrError::BadIpv6(host.to_owned()));
+    }
+    Ok(())
+}
+
+/// Splits `HOST:PORT` (`127.0.0.1:9876`, `[::1]:9876`, `[::]:0`, `namesrv-0.namesrv:9876`) into
+/// the unbracketed host and the port. An unbracketed IPv6 address is refused: `::1:9876` is
+/// itself a valid IPv6 address, so where its port starts cannot be told.
+pub fn split_host_port(text: &str) -> Result<(String, u16), AddrError> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok((addr.ip().to_string(), addr.port()));
+    }
+    let (host, port) = text.rsplit_once(':').ok_or_else(|| AddrError::NotHostPort(text.to_owned()))?;
+    if host.contains(':') && !host.starts_with('[') {
+        return Err(AddrError::NotHostPort(text.to_owned()));
+    }
+    check_host(host)?;
+    let port = port.parse().map_err(|_| AddrError::BadPort(text.to_owned()))?;
+    Ok((unbracket(host).to_owned(), port))
+}
+
+/// The socket addresses of `host` (any form `check_host` accepts) and `port`: an IP address
+/// as it is, a name through the system resolver.
+pub fn resolve(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    let bare = unbracket(host);
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let found: Vec<SocketAddr> = (bare, port).to_socket_addrs()?.collect();
+    if found.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::NotFound, format!("{bare} resolves to no address")));
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_ports_split_with_or_without_ipv6_brackets() {
+        assert_eq!(split_host_port("127.0.0.1:9876"), Ok(("127.0.0.1".into(), 9876)));
+        assert_eq!(split_host_port("[::1]:9876"), Ok(("::1".into(), 9876)));
+        assert_eq!(split_host_port("[::]:0"), Ok(("::".into(), 0)));
+        assert_eq!(split_host_port("namesrv-0.namesrv:9876"), Ok(("namesrv-0.namesrv".into(), 9876)));
+        assert!(matches!(split_host_port("::1:9876"), Err(AddrError::NotHostPort(_))));
+        assert!(matches!(split_host_port("127.0.0.1"), Err(AddrError::NotHostPort(_))));
+        assert!(matches!(split_host_port("127.0.0.1:x"), Err(AddrError::BadPort(_))));
+        assert!(matches!(split_host_port("[fd00::zz]:1"), Err(AddrError::BadIpv6(_))));
+        assert!(matches!(split_host_port(":1"), Err(AddrError::EmptyHost(_))));
+    }
+
+    #[test]
+    fn ip_addresses_resolve_as_they_are_bracketed_or_not() {
+        let v6: SocketAddr = "[::]:9876".parse().unwrap();
+        assert_eq!(resolve("::", 9876).unwrap(), vec![v6]);
+        assert_eq!(resolve("[::]", 9876).unwrap(), vec![v6]);
+        assert_eq!(resolve("0.0.0.0", 1).unwrap(), vec!["0.0.0.0:1".parse().unwrap()]);
+        assert!(check_host("[::1]").is_ok() && check_host("::").is_ok() && check_host("a.b").is_ok());
+        assert!(check_host("fd00::5::1").is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! UPDATE_NAMESRV_CONFIG: which keys may change while the server runs, and the checks a change
+//! passes. Only keys that truly apply at runtime may change over the wire; restart-only keys
+//! (addresses, limits, paths, the readiness wait, cache sizes) and unknown keys are refused with
+//! a remark naming the key, and values are range-checked, so one request cannot turn routing off
+//! or leave a configuration no broker can register with after the next restart.
+
+use config::{Map, Value};
+use thiserror::Error;
+
+use super::load::{canonical_key, merge};
+use super::{Settings, FIXED_BLACK_LIST};
+
+/// Keys UPDATE_NAMESRV_CONFIG may change, each applied at once (with its range, if numeric).
+pub const RUNTIME_KEYS: &[(&str, Option<(u64, u64)>)] = &[
+    ("broker_timeout_ms", Some((1_000, 86_400_000))),
+    ("delete_topic_with_broker_registration", None),
+    ("support_acting_master", None),
+    ("order_message_enable", None),
+    ("return_order_topic_config_to_broker", None),
+    ("enable_all_topic_list", None),
+    ("enable_topic_list", None),
+    ("notify_min_broker_id_changed", None),
+];
+
+/// Why UPDATE_NAMESRV_CONFIG refused a change; nothing of the request is applied.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum UpdateError {
+    /// The key may never change over the wire (Java's black list).
+    #[error("Can not update config in black list.")]
+    BlackListed(String),
+    /// The key is no setting of this server.
+    #[error("unknown config key {0}")]
+    Unknown(String),
+    /// The key applies only at start.
+    #[error("{0} applies only at start: change it in the config file and restart")]
+    RestartOnly(String),
+    /// A value does not fit its setting.
+    #[error("invalid value for {key}: {reason}")]
+    Invalid { key: String, reason: String },
+}
+
+/// One accepted change, for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// The key as the request named it.
+    pub key: String,
+    /// The value before.
+    pub old: String,
+    /// The value after.
+    pub new: String,
+}
+
+impl Settings {
+    /// These settings with `changes` (an UPDATE_NAMESRV_CONFIG body) applied, and what changed.
+    pub fn with_updates(&self, changes: &[(String, String)]) -> Result<(Settings, Vec<Changed>), UpdateError> {
+        let black_list: Vec<String> = FIXED_BLACK_LIST
+            .iter()
+            .map(|k| canonical_key(k))
+            .chain(self.config_black_list.split(';').filter(|k| !k.trim().is_empty()).map(|k| canonical_key(k.trim())))
+            .collect();
+        if let Some((key, _)) = changes.iter().find(|(k, _)| black_list.contains(&canonical_key(k))) {
+            return Err(UpdateError::BlackListed(key.clone()));
+        }
+        let current = self.json_values();
+        let mut layer = Map::new();
+        let mut changed = Vec::new();
+        for (key, value) in changes {
+            let ours = canonical_key(key);
+            let old = current.get(&ours).ok_or_else(|| UpdateError::Unknown(key.clone()))?;
+            let range =
+                RUNTIME_KEYS.iter().find(|(k, _)| *k == ours).ok_or_else(|| UpdateError::RestartOnly(key.clone()))?.1;
+            let value = check_value(key, old, value.trim(), range)?;
+            changed.push(Changed { key: key.clone(), old: display(old), new: value.clone() });
+            layer.insert(ours, Value::from(value));
+        }
+        let invalid = |e: super::SettingsError| UpdateError::Invalid { key: "update".into(), reason: e.to_string() };
+        let updated = merge(self, vec![layer]).map_err(invalid)?;
+        updated.validate().map_err(invalid)?;
+        changed.retain(|c| c.old != c.new);
+        Ok((updated, changed))
+    }
+
+    /// Every setting by our key, as JSON values.
+    fn json_values(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::to_value(self).ok().and_then(|v| v.as_object().cloned()).unwrap_or_default()
+    }
+}
+
+/// The text of a value as the config file and GET_NAMESRV_CONFIG show it.
+fn display(value: &serde_json::Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
+}
+
+/// Checks `value` against the type of the current value and the key's range.
+fn check_value(
+    key: &str,
+    current: &serde_json::Value,
+    value: &str,
+    range: Option<(u64, u64)>,
+) -> Result<String, UpdateError> {
+    let invalid = |reason: String| UpdateError::Invalid { key: key.to_owned(), reason };
+    if current.is_boolean() {
+        return match value.to_ascii_lowercase().as_str() {
+            v @ ("true" | "false") => Ok(v.to_owned()),
+            _ => Err(invalid(format!("{value:?} is not true or false"))),
+        };
+    }
+    if current.is_number() {
+        let n: u64 = value.parse().map_err(|_| invalid(format!("{value:?} is not a number")))?;
+        if let Some((min, max)) = range.filter(|(min, max)| !(*min..=*max).contains(&n)) {
+            return Err(invalid(format!("{n} is outside {min}..={max}")));
+        }
+        return Ok(n.to_string());
+    }
+    Ok(value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(s: &Settings, pairs: &[(&str, &str)]) -> Result<(Settings, Vec<Changed>), UpdateError> {
+        s.with_updates(&pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn blacklisted_unknown_and_restart_only_keys_are_refused_naming_the_key() {
+        let s = Settings::default();
+        for key in ["configStorePath", "kvConfigPath", "configBlackList", "rocketmqHome", "kv_config_path"] {
+            assert_eq!(update(&s, &[(key, "x")]), Err(UpdateError::BlackListed(key.into())));
+        }
+        assert_eq!(update(&s, &[("{key", "value}")]), Err(UpdateError::Unknown("{key".into())));
+        for key in ["listenPort", "max_frame_bytes", "needWaitForService", "waitSecondsForService", "bindAddress"] {
+            let err = update(&s, &[(key, "1")]).unwrap_err();
+            assert_eq!(err, UpdateError::RestartOnly(key.into()));
+            assert!(err.to_string().starts_with(key), "{err}");
+        }
+    }
+
+    #[test]
+    fn access_control_and_tls_keys_never_change_over_the_wire() {
+        let s = Settings::default();
+        for key in ["acl_enabled", "acl_accounts_file", "acl_protect", "tls_mode", "tls_cert_file", "tls_key_file"] {
+            assert_eq!(update(&s, &[(key, "x")]), Err(UpdateError::BlackListed(key.into())), "{key}");
+        }
+        let mixed = update(&s, &[("enableTopicList", "false"), ("tls_client_ca_file", "/tmp/ca.pem")]);
+        assert_eq!(mixed, Err(UpdateError::BlackListed("tls_client_ca_file".into())), "nothing of it applies");
+    }
+
+    #[test]
+    fn runtime_keys_are_type_and_range_checked_and_report_what_changed() {
+        let s = Settings::default();
+        let (updated, changed) = update(&s, &[("enableTopicList", "FALSE"), ("broker_timeout_ms", "60000")]).unwrap();
+        assert!(!updated.enable_topic_list);
+        assert_eq!(updated.broker_timeout_ms, 60_000);
+        assert_eq!(changed[0], Changed { key: "enableTopicList".into(), old: "true".into(), new: "false".into() });
+        assert!(update(&s, &[("enableTopicList", "yes")]).is_err());
+        assert!(update(&s, &[("broker_timeout_ms", "5")]).unwrap_err().to_string().contains("outside"));
+        assert!(update(&s, &[("broker_timeout_ms", "soon")]).is_err());
+        assert!(update(&s, &[("enableTopicList", "true")]).unwrap().1.is_empty(), "no change, nothing reported");
+    }
+}

@@ -1,0 +1,70 @@
+//! Checks on settings the types cannot express: ranges, and what access control and TLS need.
+
+use super::{addr, Settings, SettingsError, TlsMode};
+
+impl Settings {
+    /// Checks ranges the types cannot express.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
+        if let Err(e) = addr::check_host(&self.bind_address) {
+            return Err(SettingsError::Invalid { key: "bind_address", reason: e.to_string() });
+        }
+        if self.scan_interval_ms == 0 {
+            return invalid("scan_interval_ms", "must be at least 1");
+        }
+        if self.idle_timeout_secs == 0 {
+            return invalid("idle_timeout_secs", "must be at least 1");
+        }
+        if !(1024..=(i32::MAX as usize)).contains(&self.max_frame_bytes) {
+            return invalid("max_frame_bytes", "must be between 1024 and 2147483647");
+        }
+        if !(1024..=(i32::MAX as usize)).contains(&self.max_inflated_body_bytes) {
+            return invalid("max_inflated_body_bytes", "must be between 1024 and 2147483647");
+        }
+        if self.write_buffer_low_bytes >= self.write_buffer_high_bytes {
+            return invalid("write_buffer_low_bytes", "must be below write_buffer_high_bytes");
+        }
+        if self.max_in_flight_per_connection == 0 {
+            return invalid("max_in_flight_per_connection", "must be at least 1");
+        }
+        if self.frame_budget_bytes < self.max_frame_bytes {
+            return invalid("frame_budget_bytes", "must hold at least one frame of max_frame_bytes");
+        }
+        if self.frame_receive_timeout_secs == 0 {
+            return invalid("frame_receive_timeout_secs", "must be at least 1");
+        }
+        if self.max_topics_per_broker == 0 {
+            return invalid("max_topics_per_broker", "must be at least 1");
+        }
+        if self.kv_max_value_bytes == 0 || self.kv_max_value_bytes > self.kv_max_store_bytes {
+            return invalid("kv_max_value_bytes", "must be at least 1 and at most kv_max_store_bytes");
+        }
+        if !self.http_listen.trim().is_empty() && addr::split_host_port(self.http_listen.trim()).is_err() {
+            return invalid("http_listen", "must be host:port (brackets around an IPv6 host), or empty");
+        }
+        if self.io_threads > 1024 {
+            return invalid("io_threads", "must be at most 1024 (0: one per core)");
+        }
+        self.validate_security()
+    }
+
+    /// Access control needs its accounts file, TLS its certificate and key.
+    fn validate_security(&self) -> Result<(), SettingsError> {
+        let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
+        if self.acl_enabled && self.acl_accounts_file.trim().is_empty() {
+            return invalid("acl_accounts_file", "must name the accounts file when acl_enabled is true");
+        }
+        if self.tls_mode != TlsMode::Disabled {
+            if self.tls_cert_file.trim().is_empty() {
+                return invalid("tls_cert_file", "must name a PEM certificate file when tls_mode is not disabled");
+            }
+            if self.tls_key_file.trim().is_empty() {
+                return invalid("tls_key_file", "must name a PEM private key file when tls_mode is not disabled");
+            }
+        }
+        if self.tls_handshake_timeout_ms == 0 {
+            return invalid("tls_handshake_timeout_ms", "must be at least 1");
+        }
+        Ok(())
+    }
+}

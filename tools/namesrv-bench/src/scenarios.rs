@@ -1,0 +1,251 @@
+//! The five scenarios. Each returns its figures as a JSON object.
+
+use std::io;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::task::JoinHandle;
+
+use crate::client::Conn;
+use crate::procfs::cpu_seconds;
+use crate::routeload::{RouteConn, RouteFrames};
+use crate::stats::{Rng, Samples};
+use crate::workload::{self, SimBroker};
+use crate::{Load, Shape};
+
+/// Brokers registered and held: each re-registers (unchanged dataVersion) every period.
+pub struct Held {
+    tasks: Vec<JoinHandle<()>>,
+    pub brokers: Vec<SimBroker>,
+    pub register: Samples,
+    pub body_bytes: usize,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+fn shape_brokers(shape: &Shape) -> Vec<SimBroker> {
+    workload::brokers(shape.clusters, shape.brokers, shape.topics, shape.queues, shape.shared_topics)
+}
+
+/// Registers every broker of `shape`, one connection each, and keeps them registered.
+pub async fn hold(addr: &str, shape: &Shape) -> io::Result<Held> {
+    let brokers = shape_brokers(shape);
+    let mut register = Samples::default();
+    let mut tasks = Vec::with_capacity(brokers.len());
+    let mut body_bytes = 0;
+    for (i, broker) in brokers.iter().enumerate() {
+        let request = workload::register_request(broker, 1);
+        body_bytes = body_bytes.max(request.body.as_ref().map_or(0, |b| b.len()));
+        let mut conn = Conn::connect(addr).await?;
+        let answer = conn.call(request.clone()).await?;
+        register.record(answer.latency_us, answer.code == 0, 0);
+        if answer.code != 0 {
+            return Err(io::Error::other(format!("registration of {} answered code {}", broker.name, answer.code)));
+        }
+        let period = Duration::from_millis(shape.period_ms);
+        tasks.push(tokio::task::spawn_local(async move {
+            loop {
+                tokio::time::sleep(period).await;
+                if conn.call(request.clone()).await.is_err() {
+                    return;
+                }
+            }
+        }));
+        progress("populate", i + 1, brokers.len());
+    }
+    eprintln!();
+    Ok(Held { tasks, brokers, register, body_bytes })
+}
+
+/// `populate`: registers the shape and holds it for `hold_secs`.
+pub async fn populate(addr: &str, shape: &Shape, hold_secs: f64) -> io::Result<Value> {
+    local(async {
+        let begin = Instant::now();
+        let mut held = hold(addr, shape).await?;
+        let took = begin.elapsed().as_secs_f64();
+        tokio::time::sleep(Duration::from_secs_f64(hold_secs)).await;
+        let topics = workload::all_topics(&held.brokers).len();
+        let summary = std::mem::take(&mut held.register).summary(took);
+        Ok(json!({"scenario": "populate", "brokers": summary.requests, "topics": topics, "body_bytes": held.body_bytes, "seconds": took, "register": summary}))
+    })
+    .await
+}
+
+/// Runs `connections` × `depth` route queries over random `topics` for the load's window.
+async fn route_load(addr: &str, topics: Rc<Vec<String>>, load: &Load) -> io::Result<Samples> {
+    let frames = Rc::new(RouteFrames::new(&topics)?);
+    let begin = Instant::now() + Duration::from_secs_f64(load.warmup);
+    let end = begin + Duration::from_secs_f64(load.duration);
+    let mut tasks = Vec::with_capacity(load.connections);
+    for c in 0..load.connections {
+        let conn = RouteConn::connect(addr).await?;
+        let frames = frames.clone();
+        let depth = load.depth;
+        let mut rng = Rng::new(load.seed.wrapping_add(c as u64 * 7919));
+        tasks.push(tokio::task::spawn_local(async move {
+            let count = frames.len();
+            conn.run(&frames, depth, (begin, end), || rng.below(count)).await
+        }));
+    }
+    let ticker = tokio::task::spawn_local(async move {
+        let total = begin.elapsed().as_secs_f64();
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            let done = now.saturating_duration_since(begin).as_secs_f64();
+            eprint!("\r[route] {done:5.1}/{total:.1} s measured");
+        }
+    });
+    let mut samples = Samples::default();
+    for task in tasks {
+        samples.merge(task.await.map_err(io::Error::other)??);
+    }
+    ticker.abort();
+    eprintln!();
+    Ok(samples)
+}
+
+/// `route`: populate, then measure route queries.
+pub async fn route(addr: &str, shape: &Shape, load: &Load) -> io::Result<Value> {
+    local(async {
+        let held = hold(addr, shape).await?;
+        let topics = Rc::new(workload::all_topics(&held.brokers));
+        let cpu =
+            load.server_pid.map(|pid| tokio::task::spawn_local(server_cpu_percent(pid, load.warmup, load.duration)));
+        let samples = route_load(addr, topics.clone(), load).await?;
+        let summary = samples.summary(load.duration);
+        let cpu = match cpu {
+            Some(task) => task.await.map_err(io::Error::other)?,
+            None => None,
+        };
+        Ok(json!({"scenario": "route", "connections": load.connections, "depth": load.depth, "topics": topics.len(),
+            "route": summary, "server_cpu_percent": cpu}))
+    })
+    .await
+}
+
+/// `register`: every broker re-registers its full table `rounds` times, dataVersion bumped.
+pub async fn register(addr: &str, shape: &Shape, rounds: usize) -> io::Result<Value> {
+    local(async {
+        let brokers = shape_brokers(shape);
+        let begin = Instant::now();
+        let mut tasks = Vec::new();
+        let mut body_bytes = 0;
+        for broker in brokers {
+            let mut conn = Conn::connect(addr).await?;
+            let template = workload::RegisterTemplate::new(&broker);
+            body_bytes = template.request(1).body.map_or(0, |b| b.len());
+            tasks.push(tokio::task::spawn_local(async move {
+                let mut samples = Samples::default();
+                for round in 0..rounds {
+                    let answer = conn.call(template.request(round as u64 + 1)).await?;
+                    samples.record(answer.latency_us, answer.code == 0, 0);
+                }
+                Ok::<Samples, io::Error>(samples)
+            }));
+        }
+        let mut samples = Samples::default();
+        for task in tasks {
+            samples.merge(task.await.map_err(io::Error::other)??);
+        }
+        let summary = samples.summary(begin.elapsed().as_secs_f64());
+        Ok(json!({"scenario": "register", "topics_per_broker": shape.topics, "body_bytes": body_bytes, "register": summary}))
+    })
+    .await
+}
+
+/// `storm`: route load while every broker re-registers its full table every period.
+pub async fn storm(addr: &str, shape: &Shape, load: &Load, period_ms: u64) -> io::Result<Value> {
+    local(async {
+        let held = hold(addr, shape).await?;
+        let topics = Rc::new(workload::all_topics(&held.brokers));
+        let stop = Instant::now() + Duration::from_secs_f64(load.warmup + load.duration);
+        let mut stormers = Vec::new();
+        let count = held.brokers.len().max(1) as u64;
+        for (i, broker) in held.brokers.clone().into_iter().enumerate() {
+            let mut conn = Conn::connect(addr).await?;
+            let template = workload::RegisterTemplate::new(&broker);
+            // Brokers start at different times, so their periods are spread over the period
+            // rather than all firing in the same instant.
+            let offset = Duration::from_millis(period_ms * i as u64 / count);
+            stormers.push(tokio::task::spawn_local(async move {
+                let mut samples = Samples::default();
+                let mut counter = 2;
+                tokio::time::sleep(offset).await;
+                while Instant::now() < stop {
+                    let answer = conn.call(template.request(counter)).await?;
+                    samples.record(answer.latency_us, answer.code == 0, 0);
+                    counter += 1;
+                    tokio::time::sleep(Duration::from_millis(period_ms)).await;
+                }
+                Ok::<Samples, io::Error>(samples)
+            }));
+        }
+        let route = route_load(addr, topics, load).await?.summary(load.duration);
+        let mut registrations = Samples::default();
+        for task in stormers {
+            registrations.merge(task.await.map_err(io::Error::other)??);
+        }
+        let registrations = registrations.summary(load.warmup + load.duration);
+        drop(held);
+        Ok(json!({"scenario": "storm", "period_ms": period_ms, "route": route, "register": registrations}))
+    })
+    .await
+}
+
+/// `conns`: opens `count` idle connections, then checks queries on new and idle ones.
+pub async fn conns(addr: &str, count: usize) -> io::Result<Value> {
+    local(async {
+        let begin = Instant::now();
+        let mut idle = Vec::with_capacity(count);
+        for i in 0..count {
+            idle.push(Conn::connect(addr).await?);
+            if i % 500 == 0 {
+                progress("conns", i + 1, count);
+            }
+        }
+        eprintln!();
+        let opened = begin.elapsed().as_secs_f64();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut ok = 0;
+        let mut checked = 0;
+        let step = (count / 100).max(1);
+        for conn in idle.iter_mut().step_by(step) {
+            checked += 1;
+            if conn.call(namesrv::protocol::RemotingCommand::request(106, None)).await?.code == 0 {
+                ok += 1;
+            }
+        }
+        let mut fresh = Conn::connect(addr).await?;
+        let fresh_ok = fresh.call(namesrv::protocol::RemotingCommand::request(106, None)).await?.code == 0;
+        Ok(json!({"scenario": "conns", "open": idle.len(), "open_seconds": opened, "idle_checked": checked, "idle_ok": ok, "fresh_ok": fresh_ok}))
+    })
+    .await
+}
+
+/// The CPU `pid` used over the measured window, in percent of one core.
+async fn server_cpu_percent(pid: u32, warmup: f64, duration: f64) -> Option<f64> {
+    tokio::time::sleep(Duration::from_secs_f64(warmup)).await;
+    let begin = cpu_seconds(pid)?;
+    tokio::time::sleep(Duration::from_secs_f64(duration)).await;
+    Some(100.0 * (cpu_seconds(pid)? - begin) / duration)
+}
+
+/// Runs `work` on a LocalSet (the connections are single-threaded tasks).
+pub async fn local<T>(work: impl std::future::Future<Output = T>) -> T {
+    tokio::task::LocalSet::new().run_until(work).await
+}
+
+fn progress(what: &str, done: usize, total: usize) {
+    eprint!("\r[{what}] {done}/{total}");
+}

@@ -1,0 +1,183 @@
+//! Command-line surface: subcommands named as mqadmin names them, with mqadmin's short options.
+
+use clap::{Args, Parser, Subcommand};
+
+/// The NameServer half of RocketMQ's mqadmin, for any RocketMQ NameServer, plus drift detection
+/// across a NameServer fleet.
+///
+/// Exit codes: 0 success, 1 error, 2 drift found (`diff`).
+#[derive(Debug, Parser)]
+#[command(name = "nsadmin", version)]
+pub struct Cli {
+    /// Options every subcommand takes.
+    #[command(flatten)]
+    pub global: Global,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by every subcommand (they may come before or after it).
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// NameServer addresses, `host:port;host:port`.
+    #[arg(
+        short = 'n',
+        long = "namesrv-addr",
+        global = true,
+        env = "NSADMIN_NAMESRV_ADDR",
+        default_value = "127.0.0.1:9876"
+    )]
+    pub namesrv: String,
+    /// Print JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Read from every NameServer instead of the first that answers.
+    #[arg(long, global = true)]
+    pub all: bool,
+    /// Connect and answer timeout per request, in milliseconds.
+    #[arg(long = "timeout-ms", global = true, default_value_t = 3000)]
+    pub timeout_ms: u64,
+    /// Access key: sign every request with RocketMQ's session-credential signature.
+    #[arg(long, global = true, env = "NSADMIN_ACCESS_KEY")]
+    pub access_key: Option<String>,
+    /// Secret key for the signature (never sent).
+    #[arg(long, global = true, env = "NSADMIN_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<String>,
+    /// Session token sent and signed with the request, if the credentials have one.
+    #[arg(long, global = true, env = "NSADMIN_SECURITY_TOKEN", hide_env_values = true)]
+    pub security_token: Option<String>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+#[command(rename_all = "camelCase")]
+pub enum Command {
+    /// Clusters, broker groups, ids and addresses (GET_BROKER_CLUSTER_INFO, 106).
+    ClusterList,
+    /// A topic's route: queue datas, broker datas, order conf (GET_ROUTEINFO_BY_TOPIC, 105).
+    TopicRoute {
+        /// The topic.
+        #[arg(short = 't', long)]
+        topic: String,
+    },
+    /// Topic names, all of them (206) or one cluster's (224).
+    TopicList {
+        /// Only the topics of this cluster.
+        #[arg(short = 'c', long)]
+        cluster: Option<String>,
+    },
+    /// Each NameServer's configuration (GET_NAMESRV_CONFIG, 319).
+    GetNamesrvConfig,
+    /// Changes one setting on every NameServer (UPDATE_NAMESRV_CONFIG, 318).
+    UpdateNamesrvConfig {
+        /// The key (Java's name, e.g. orderMessageEnable).
+        #[arg(short = 'k', long)]
+        key: String,
+        /// The new value.
+        #[arg(short = 'v', long)]
+        value: String,
+    },
+    /// A KV config value (101), or a whole namespace without -k (219), from every NameServer.
+    GetKvConfig {
+        /// The namespace, e.g. ORDER_TOPIC_CONFIG.
+        #[arg(short = 's', long)]
+        namespace: String,
+        /// The key; without it the whole namespace is listed.
+        #[arg(short = 'k', long)]
+        key: Option<String>,
+    },
+    /// Sets a KV config value on every NameServer (PUT_KV_CONFIG, 100).
+    UpdateKvConfig {
+        /// The namespace.
+        #[arg(short = 's', long)]
+        namespace: String,
+        /// The key.
+        #[arg(short = 'k', long)]
+        key: String,
+        /// The value.
+        #[arg(short = 'v', long)]
+        value: String,
+    },
+    /// Deletes a KV config value on every NameServer (DELETE_KV_CONFIG, 102).
+    DeleteKvConfig {
+        /// The namespace.
+        #[arg(short = 's', long)]
+        namespace: String,
+        /// The key.
+        #[arg(short = 'k', long)]
+        key: String,
+    },
+    /// Takes write permission from a broker group's topics on every NameServer (205).
+    WipeWritePerm {
+        /// The broker group.
+        #[arg(short = 'b', long = "broker-name")]
+        broker: String,
+    },
+    /// Gives write permission back to a broker group's topics on every NameServer (327).
+    AddWritePerm {
+        /// The broker group.
+        #[arg(short = 'b', long = "broker-name")]
+        broker: String,
+    },
+    /// Deletes a topic's route on every NameServer (DELETE_TOPIC_IN_NAMESRV, 216).
+    DeleteTopic {
+        /// The topic.
+        #[arg(short = 't', long)]
+        topic: String,
+        /// Only from this cluster's brokers.
+        #[arg(short = 'c', long)]
+        cluster: Option<String>,
+    },
+    /// A broker group's members (GET_BROKER_MEMBER_GROUP, 901).
+    BrokerMembers {
+        /// The broker group.
+        #[arg(short = 'b', long = "broker-name")]
+        broker: String,
+        /// Its cluster; looked up in the cluster list when not given.
+        #[arg(short = 'c', long)]
+        cluster: Option<String>,
+    },
+    /// Compares what every NameServer in -n tells clients; exit 2 when they disagree.
+    Diff(DiffArgs),
+    /// A refreshing view of the brokers and topics of one NameServer.
+    Watch(WatchArgs),
+    /// Waits until a broker group is listed (or gone) on every NameServer in -n.
+    Wait(WaitArgs),
+}
+
+/// Options of `diff`.
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    /// Route queries in flight per NameServer.
+    #[arg(long, default_value_t = 256)]
+    pub window: usize,
+}
+
+/// Options of `watch`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Refresh period in milliseconds.
+    #[arg(long = "interval-ms", default_value_t = 2000)]
+    pub interval_ms: u64,
+    /// Stop after this many refreshes (default: until interrupted).
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// The NameServer's HTTP endpoint (`host:port`) for request rate, mailbox depth and heartbeat ages.
+    #[arg(long)]
+    pub http: Option<String>,
+}
+
+/// Options of `wait`.
+#[derive(Debug, Clone, Args)]
+pub struct WaitArgs {
+    /// The broker group to wait for.
+    #[arg(short = 'b', long = "broker-name")]
+    pub broker: String,
+    /// Wait until the group is no longer listed instead.
+    #[arg(long)]
+    pub gone: bool,
+    /// Give up (exit 1) after this many seconds.
+    #[arg(long = "timeout-secs", default_value_t = 30.0)]
+    pub timeout_secs: f64,
+}

@@ -1,0 +1,88 @@
+//! nsadmin: the NameServer half of RocketMQ's mqadmin for any RocketMQ NameServer, plus `diff`,
+//! which checks that every NameServer of a fleet tells clients the same thing.
+//!
+//! # Layout
+//! - `cli`: clap definitions; `output`: per-NameServer result printing; `table`: text tables.
+//! - `client`: one pipelined, signing connection; `fleet`: the `-n` list and its errors.
+//! - `wire`: request builders and answer bodies.
+//! - `read`, `write`, `wait`: the mqadmin-style subcommands; `diff`: fleet drift; `watch` with
+//!   `http`: the refreshing view.
+#![forbid(unsafe_code)]
+
+mod cli;
+mod client;
+mod diff;
+mod fleet;
+mod http;
+mod output;
+mod read;
+mod table;
+mod wait;
+mod watch;
+mod wire;
+mod write;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use namesrv::protocol::acl_signature::SessionCredentials;
+
+use cli::{Cli, Command, Global};
+use fleet::{CmdError, Fleet};
+use output::{Ctx, Exit};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("nsadmin: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(exit) => ExitCode::from(exit as u8),
+        Err(e) => {
+            eprintln!("nsadmin: {e}");
+            ExitCode::from(Exit::Failed as u8)
+        }
+    }
+}
+
+/// Credentials from the flags (or their environment variables), if an access key is given.
+fn credentials(global: &Global) -> Result<Option<SessionCredentials>, CmdError> {
+    let Some(access_key) = global.access_key.clone().filter(|k| !k.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let secret_key = global
+        .secret_key
+        .clone()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| CmdError::Usage("--access-key needs --secret-key (or NSADMIN_SECRET_KEY)".into()))?;
+    let security_token = global.security_token.clone();
+    Ok(Some(SessionCredentials { access_key, secret_key, security_token }))
+}
+
+async fn run(cli: Cli) -> Result<Exit, CmdError> {
+    let global = cli.global;
+    let fleet = Fleet::new(&global.namesrv, Duration::from_millis(global.timeout_ms.max(1)), credentials(&global)?)?;
+    let ctx = Ctx { fleet, json: global.json, all: global.all };
+    match cli.command {
+        Command::ClusterList => read::cluster_list(&ctx).await,
+        Command::TopicRoute { topic } => read::topic_route(&ctx, &topic).await,
+        Command::TopicList { cluster } => read::topic_list(&ctx, cluster.as_deref()).await,
+        Command::GetNamesrvConfig => read::namesrv_config(&ctx).await,
+        Command::GetKvConfig { namespace, key } => read::kv_config(&ctx, &namespace, key.as_deref()).await,
+        Command::BrokerMembers { broker, cluster } => read::broker_members(&ctx, &broker, cluster).await,
+        Command::UpdateNamesrvConfig { key, value } => write::update_namesrv_config(&ctx, &key, &value).await,
+        Command::UpdateKvConfig { namespace, key, value } => write::put_kv(&ctx, &namespace, &key, &value).await,
+        Command::DeleteKvConfig { namespace, key } => write::delete_kv(&ctx, &namespace, &key).await,
+        Command::WipeWritePerm { broker } => write::write_perm(&ctx, &broker, false).await,
+        Command::AddWritePerm { broker } => write::write_perm(&ctx, &broker, true).await,
+        Command::DeleteTopic { topic, cluster } => write::delete_topic(&ctx, &topic, cluster.as_deref()).await,
+        Command::Diff(args) => diff::run(&ctx, &args).await,
+        Command::Watch(args) => watch::run(&ctx, &args).await,
+        Command::Wait(args) => wait::run(&ctx, &args).await,
+    }
+}

@@ -1,0 +1,112 @@
+//! How results reach the terminal: one NameServer's result as it is, several under a heading
+//! each, failures on stderr naming the NameServer, and the exit code that follows.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::fleet::{Fleet, PerNamesrv};
+use crate::table::print_json;
+
+/// What a subcommand ends with; the numbers are the process exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything asked for was done.
+    Ok = 0,
+    /// Something failed; it has been reported.
+    Failed = 1,
+    /// `diff` found NameServers that disagree.
+    Drift = 2,
+}
+
+/// What every subcommand needs: the NameServers and the output choices.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The `-n` NameServers.
+    pub fleet: Fleet,
+    /// `--json`.
+    pub json: bool,
+    /// `--all`.
+    pub all: bool,
+}
+
+/// Prints each NameServer's result of a read. Text: `show(result)`, under a `== addr` heading
+/// when there are several. JSON: the result itself for one NameServer without `--all`, else an
+/// array of `{"namesrv", "result" | "error"}`. Any failure goes to stderr and makes the exit 1.
+pub fn print_each<T: Serialize>(ctx: &Ctx, results: PerNamesrv<T>, show: impl Fn(&T) -> String) -> Exit {
+    let failed = results.iter().any(|(_, r)| r.is_err());
+    let single = !ctx.all && results.len() == 1;
+    if ctx.json && !single {
+        let items: Vec<Value> = results
+            .iter()
+            .map(|(addr, r)| match r {
+                Ok(value) => json!({"namesrv": addr, "result": value}),
+                Err(e) => json!({"namesrv": addr, "error": e.to_string()}),
+            })
+            .collect();
+        print_json(&items);
+    }
+    for (addr, result) in &results {
+        match result {
+            Ok(value) if ctx.json => {
+                if single {
+                    print_json(value);
+                }
+            }
+            Ok(value) if single => print!("{}", show(value)),
+            Ok(value) => print!("== {addr}\n{}", show(value)),
+            Err(e) => eprintln!("nsadmin: {e}"),
+        }
+    }
+    if failed {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    }
+}
+
+/// Prints the result of a write on each NameServer, one line each (`addr  OK  detail`), or a
+/// JSON array of `{"namesrv", "ok", ...fields}`; any failure makes the exit 1.
+pub fn print_writes(ctx: &Ctx, results: PerNamesrv<Map<String, Value>>) -> Exit {
+    let failed = results.iter().any(|(_, r)| r.is_err());
+    if ctx.json {
+        let items: Vec<Value> = results
+            .iter()
+            .map(|(addr, r)| {
+                let mut item = Map::new();
+                item.insert("namesrv".into(), addr.as_str().into());
+                item.insert("ok".into(), r.is_ok().into());
+                match r {
+                    Ok(fields) => item.extend(fields.clone()),
+                    Err(e) => {
+                        item.insert("error".into(), e.to_string().into());
+                    }
+                }
+                Value::Object(item)
+            })
+            .collect();
+        print_json(&items);
+    } else {
+        for (addr, result) in &results {
+            match result {
+                Ok(fields) => {
+                    let detail: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
+                    println!("{}", format!("{addr}  OK  {}", detail.join(" ")).trim_end());
+                }
+                Err(e) => println!("{addr}  FAILED  {e}"),
+            }
+        }
+    }
+    if failed {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    }
+}
+
+/// A JSON value as text, strings without quotes.
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,193 @@
+//! Read subcommands: clusterList, topicRoute, topicList, getNamesrvConfig, getKvConfig and
+//! brokerMembers (the NameServer halves of mqadmin's `ClusterListSubCommand`,
+//! `TopicRouteSubCommand`, `TopicListSubCommand`, `GetNamesrvConfigCommand`, ...).
+
+use std::collections::BTreeMap;
+
+use namesrv::protocol::{RemotingCommand, RequestCode};
+
+use crate::fleet::{body, success, CmdError, PerNamesrv};
+use crate::output::{print_each, Ctx, Exit};
+use crate::table::Table;
+use crate::wire::{self, perm_name, ClusterInfo, KvTable, MemberGroupBody, TopicList, TopicRoute};
+
+/// Parses each successful answer's body as `T`; errors keep the NameServer's address.
+fn bodies<T: serde::de::DeserializeOwned>(results: PerNamesrv<RemotingCommand>) -> PerNamesrv<T> {
+    results
+        .into_iter()
+        .map(|(addr, r)| {
+            let parsed = r.and_then(|answer| success(&addr, answer)).and_then(|answer| body(&addr, &answer));
+            (addr, parsed)
+        })
+        .collect()
+}
+
+/// `clusterList`: one row per broker member, like mqadmin's table without broker statistics.
+pub async fn cluster_list(ctx: &Ctx) -> Result<Exit, CmdError> {
+    let results = ctx.fleet.read(&wire::request(RequestCode::GetBrokerClusterInfo, &[]), ctx.all).await;
+    Ok(print_each(ctx, bodies::<ClusterInfo>(results), cluster_table))
+}
+
+/// The clusterList table.
+pub fn cluster_table(info: &ClusterInfo) -> String {
+    let mut table = Table::new(&["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Zone"]);
+    let mut listed = std::collections::BTreeSet::new();
+    for (cluster, names) in &info.cluster_addr_table {
+        for name in names {
+            listed.insert(name.as_str());
+            add_group_rows(&mut table, cluster, name, info);
+        }
+    }
+    // Groups no cluster lists (a NameServer mid-change): shown under their own cluster field.
+    for (name, group) in info.broker_addr_table.iter().filter(|(n, _)| !listed.contains(n.as_str())) {
+        add_group_rows(&mut table, &group.cluster, name, info);
+    }
+    table.render()
+}
+
+fn add_group_rows(table: &mut Table, cluster: &str, name: &str, info: &ClusterInfo) {
+    let Some(group) = info.broker_addr_table.get(name) else {
+        table.row(vec![cluster.into(), name.into(), "-".into(), "(not in brokerAddrTable)".into()]);
+        return;
+    };
+    let zone = group.zone_name.clone().unwrap_or_default();
+    for (id, addr) in &group.broker_addrs {
+        table.row(vec![cluster.into(), name.into(), id.to_string(), addr.clone(), zone.clone()]);
+    }
+}
+
+/// `topicRoute -t T`.
+pub async fn topic_route(ctx: &Ctx, topic: &str) -> Result<Exit, CmdError> {
+    let results = ctx.fleet.read(&wire::route_request(topic), ctx.all).await;
+    Ok(print_each(ctx, bodies::<TopicRoute>(results), route_text))
+}
+
+/// A route as three sections: broker datas, queue datas, order conf.
+pub fn route_text(route: &TopicRoute) -> String {
+    let mut brokers = Table::new(&["#Cluster Name", "#Broker Name", "#BID", "#Addr"]);
+    for group in &route.broker_datas {
+        for (id, addr) in &group.broker_addrs {
+            brokers.row(vec![group.cluster.clone(), group.broker_name.clone(), id.to_string(), addr.clone()]);
+        }
+    }
+    let mut queues = Table::new(&["#Broker Name", "#Read Queues", "#Write Queues", "#Perm", "#Sys Flag"]);
+    for q in &route.queue_datas {
+        queues.row(vec![
+            q.broker_name.clone(),
+            q.read_queue_nums.to_string(),
+            q.write_queue_nums.to_string(),
+            format!("{} ({})", perm_name(q.perm), q.perm),
+            q.topic_sys_flag.to_string(),
+        ]);
+    }
+    let order = route.order_topic_conf.as_deref().unwrap_or("-");
+    format!("Broker datas:\n{}\nQueue datas:\n{}\nOrder conf: {order}\n", brokers.render(), queues.render())
+}
+
+/// `topicList [-c C]`: one topic name per line.
+pub async fn topic_list(ctx: &Ctx, cluster: Option<&str>) -> Result<Exit, CmdError> {
+    let cmd = match cluster {
+        Some(c) => wire::request(RequestCode::GetTopicsByCluster, &[("cluster", c)]),
+        None => wire::request(RequestCode::GetAllTopicListFromNameserver, &[]),
+    };
+    let results = ctx.fleet.read(&cmd, ctx.all).await;
+    Ok(print_each(ctx, bodies::<TopicList>(results), |list| list.topic_list.iter().map(|t| format!("{t}\n")).collect()))
+}
+
+/// `getNamesrvConfig`: every NameServer's settings (mqadmin's `GetNamesrvConfigCommand` asks each).
+pub async fn namesrv_config(ctx: &Ctx) -> Result<Exit, CmdError> {
+    let results = ctx.fleet.each(&wire::request(RequestCode::GetNamesrvConfig, &[])).await;
+    let configs = results
+        .into_iter()
+        .map(|(addr, r)| {
+            let parsed = r.and_then(|answer| success(&addr, answer)).map(|answer| properties(answer.body.as_deref()));
+            (addr, parsed)
+        })
+        .collect();
+    let all = Ctx { all: true, ..ctx.clone() };
+    Ok(print_each(&all, configs, |config| config.iter().map(|(k, v)| format!("{k:<50}=  {v}\n")).collect()))
+}
+
+/// Reads `key=value` lines (Java's properties text as GET_NAMESRV_CONFIG writes it).
+pub fn properties(body: Option<&[u8]>) -> BTreeMap<String, String> {
+    let text = String::from_utf8_lossy(body.unwrap_or_default());
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+        .map(|l| match l.split_once('=') {
+            Some((k, v)) => (k.trim().to_owned(), v.trim().to_owned()),
+            None => (l.to_owned(), String::new()),
+        })
+        .collect()
+}
+
+/// `getKvConfig -s NS [-k K]`: the value (or the namespace's table) on every NameServer.
+pub async fn kv_config(ctx: &Ctx, namespace: &str, key: Option<&str>) -> Result<Exit, CmdError> {
+    let all = Ctx { all: true, ..ctx.clone() };
+    let Some(key) = key else {
+        let cmd = wire::request(RequestCode::GetKvlistByNamespace, &[("namespace", namespace)]);
+        let results = bodies::<KvTable>(ctx.fleet.each(&cmd).await);
+        return Ok(print_each(&all, results, |kv| kv.table.iter().map(|(k, v)| format!("{k}={v}\n")).collect()));
+    };
+    let cmd = wire::request(RequestCode::GetKvConfig, &[("namespace", namespace), ("key", key)]);
+    let values = ctx
+        .fleet
+        .each(&cmd)
+        .await
+        .into_iter()
+        .map(|(addr, r)| {
+            let value = r.and_then(|answer| success(&addr, answer)).map(|a| a.ext("value").unwrap_or("").to_owned());
+            (addr, value)
+        })
+        .collect();
+    Ok(print_each(&all, values, |value| format!("{value}\n")))
+}
+
+/// `brokerMembers -b B [-c C]`: the group's members by id; the cluster comes from clusterList
+/// when not given.
+pub async fn broker_members(ctx: &Ctx, broker: &str, cluster: Option<String>) -> Result<Exit, CmdError> {
+    let cluster = match cluster {
+        Some(c) => c,
+        None => {
+            let (addr, answer) = ctx.fleet.first(&wire::request(RequestCode::GetBrokerClusterInfo, &[])).await?;
+            let info: ClusterInfo = body(&addr, &success(&addr, answer)?)?;
+            info.cluster_of(broker)
+                .map(str::to_owned)
+                .ok_or_else(|| CmdError::Usage(format!("{addr}: broker group {broker:?} is not listed; give -c")))?
+        }
+    };
+    let cmd = wire::request(RequestCode::GetBrokerMemberGroup, &[("clusterName", &cluster), ("brokerName", broker)]);
+    let results = bodies::<MemberGroupBody>(ctx.fleet.read(&cmd, ctx.all).await);
+    Ok(print_each(ctx, results, |body| {
+        let group = &body.broker_member_group;
+        let mut table = Table::new(&["#Cluster Name", "#Broker Name", "#BID", "#Addr"]);
+        for (id, addr) in &group.broker_addrs {
+            table.row(vec![group.cluster.clone(), group.broker_name.clone(), id.to_string(), addr.clone()]);
+        }
+        table.render()
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_lines_become_a_sorted_map() {
+        let map = properties(Some(b"b=2\n# comment\na = 1\n\nflag\nurl=x=y\n"));
+        let pairs: Vec<(&str, &str)> = map.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(pairs, [("a", "1"), ("b", "2"), ("flag", ""), ("url", "x=y")]);
+    }
+
+    #[test]
+    fn cluster_table_lists_every_member_and_unlisted_groups() {
+        let body = br#"{"brokerAddrTable":{"a":{"brokerAddrs":{0:"h:1",1:"h:2"},"brokerName":"a","cluster":"C"},"z":{"brokerAddrs":{0:"h:9"},"brokerName":"z","cluster":"D"}},"clusterAddrTable":{"C":["a"]}}"#;
+        let info: ClusterInfo = wire::parse(Some(body)).expect("parses");
+        let text = cluster_table(&info);
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        assert!(rows[1].starts_with("C") && rows[1].contains("h:1"), "{text}");
+        assert!(rows[2].contains(" 1 ") && rows[2].contains("h:2"), "{text}");
+        assert!(rows[3].starts_with("D") && rows[3].contains("h:9"), "{text}");
+    }
+}
