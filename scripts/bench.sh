@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of namesrv against the rocketmq-rust NameServer (rocketmq-namesrv 1.0.0),
 # alternating the two servers (A B A B ...) for ROUNDS rounds, server pinned to core 0 and the
-# load tool to core 1. Writes bench/results.md and bench/route-latency.svg.
+# load tool to core 1 (namesrv with io_threads = 1). Then, per round: scaling over both cores
+# (namesrv io_threads 1 pinned, 1 and 2 unpinned, the peer unpinned; server and load tool free),
+# memory per topic at 1,000,000 topics, and the fleet-sizing scenario. Writes bench/results.md
+# and bench/route-latency.svg.
 #
 # Env: ROUNDS (default 3), DURATION (measured seconds per route run, default 10), PEERS,
 #      QUICK=1 (small shapes, for a smoke run).
@@ -29,7 +32,7 @@ trap cleanup EXIT
 BENCH_COMMIT=$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD || echo "+uncommitted")
 export BENCH_COMMIT
 log "building namesrv and namesrv-bench (release)"
-(cd "$ROOT" && cargo build --release --bin namesrv --bin namesrv-bench >&2)
+(cd "$ROOT" && cargo build --release -p namesrv --bin namesrv >&2 && cargo build --release -p namesrv-bench >&2)
 if [ ! -x "$PEER_BIN" ]; then
     log "installing rocketmq-namesrv 1.0.0 into $PEERS (about 5 minutes cold)"
     CARGO_TARGET_DIR=$PEERS/target cargo install --root "$PEERS" rocketmq-namesrv --version 1.0.0 --locked >&2
@@ -44,13 +47,17 @@ wait_port() {
     return 1
 }
 
-start_server() { # namesrv|peer
-    local dir=$WORK/$1-$RANDOM
+start_server() { # namesrv|peer [pinned|free] [io_threads] [extra namesrv flags...]
+    local server=$1 placement=${2:-pinned} io=${3:-1}
+    shift $(( $# < 3 ? $# : 3 ))
+    local dir=$WORK/$server-$RANDOM pin=()
+    [ "$placement" = pinned ] && pin=(taskset -c 0)
     mkdir -p "$dir"
-    if [ "$1" = namesrv ]; then
-        NAMESRV_KV_CONFIG_PATH=$dir/kvConfig.json NAMESRV_CONFIG_STORE_PATH=$dir/namesrv.properties \
-            taskset -c 0 "$ROOT/target/release/namesrv" --listen "127.0.0.1:$PORT" \
-            --set max_frame_bytes=134217728 > "$dir/log" 2>&1 &
+    if [ "$server" = namesrv ]; then
+        NAMESRV_HTTP_LISTEN= NAMESRV_IO_THREADS=$io NAMESRV_KV_CONFIG_PATH=$dir/kvConfig.json \
+            NAMESRV_CONFIG_STORE_PATH=$dir/namesrv.properties \
+            "${pin[@]}" "$ROOT/target/release/namesrv" --listen "127.0.0.1:$PORT" \
+            --set max_frame_bytes=134217728 "$@" > "$dir/log" 2>&1 &
     else
         cat > "$dir/ns.toml" <<TOML
 rocketmqHome = "$dir"
@@ -59,10 +66,26 @@ configStorePath = "$dir/namesrv.properties"
 listenPort = $PORT
 bindAddress = "127.0.0.1"
 TOML
-        (cd "$dir" && ROCKETMQ_HOME=$dir exec taskset -c 0 "$PEER_BIN" -c ns.toml > "$dir/log" 2>&1) &
+        (cd "$dir" && ROCKETMQ_HOME=$dir exec "${pin[@]}" "$PEER_BIN" -c ns.toml > "$dir/log" 2>&1) &
     fi
     SERVER_PID=$!
-    wait_port || { log "$1 did not start"; cat "$dir/log" >&2; return 1; }
+    wait_port || { log "$server did not start"; cat "$dir/log" >&2; return 1; }
+}
+
+# Runs namesrv-bench against the server started last and appends its figures to the raw file.
+measure() { # round workload server-label load-placement args...
+    local round=$1 name=$2 label=$3 placement=$4 pin=()
+    shift 4
+    [ "$placement" = pinned ] && pin=(taskset -c 1)
+    # shellcheck disable=SC2086
+    if out=$("${pin[@]}" "$ROOT/target/release/namesrv-bench" --addr "127.0.0.1:$PORT" --json "$@" 2> "$WORK/bench.err"); then
+        printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"result":%s}\n' \
+            "$round" "$name" "$label" "$(peak_rss_kb)" "$out" >> "$RAW"
+    else
+        log "  failed: $(tr '\r' '\n' < "$WORK/bench.err" | tail -1)"
+        printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"error":%s}\n' \
+            "$round" "$name" "$label" "$(peak_rss_kb)" "$(tr '\r' '\n' < "$WORK/bench.err" | tail -1 | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().strip()))')" >> "$RAW"
+    fi
 }
 
 stop_server() {
@@ -74,17 +97,42 @@ stop_server() {
 
 peak_rss_kb() { awk '/VmHWM/ {print $2}' "/proc/$SERVER_PID/status" 2>/dev/null || echo 0; }
 
+# What access control and TLS cost: a CA and a server certificate for 127.0.0.1, one admin account.
+SEC=$WORK/security
+mkdir -p "$SEC"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench-ca" \
+    -keyout "$SEC/ca.key" -out "$SEC/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$SEC/server.key" -out "$SEC/server.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' > "$SEC/server.ext"
+openssl x509 -req -in "$SEC/server.csr" -CA "$SEC/ca.pem" -CAkey "$SEC/ca.key" -CAcreateserial -days 2 \
+    -extfile "$SEC/server.ext" -out "$SEC/server.pem" 2>/dev/null
+cat > "$SEC/accounts.toml" <<TOML
+[[accounts]]
+access_key = "bench-admin"
+secret_key = "bench-secret-0123456789"
+role = "admin"
+TOML
+ACL_SET=(--set acl_enabled=true --set "acl_accounts_file=$SEC/accounts.toml" --set acl_protect=all)
+TLS_SET=(--set tls_mode=permissive --set "tls_cert_file=$SEC/server.pem" --set "tls_key_file=$SEC/server.key")
+SIGN=(--access-key bench-admin --secret-key bench-secret-0123456789)
+TLS_CA=(--tls-ca "$SEC/ca.pem")
+
 # name | namesrv-bench arguments
 if [ "${QUICK:-0}" = 1 ]; then
     RIP29="--clusters 4 --brokers 2 --topics 500 --queues 8 --shared-topics"
     BIG="--clusters 1 --brokers 1 --topics 20000"
     MANY="--clusters 2 --brokers 50 --topics 20"
     CONNS=2000
+    MEMORY_TOPICS=100000
+    FLEET="--clients 100 --brokers 5 --topics-per-broker 2000 --phase 3"
 else
     RIP29="--clusters 4 --brokers 8 --topics 10000 --queues 8 --shared-topics"
     BIG="--clusters 1 --brokers 1 --topics 100000"
     MANY="--clusters 10 --brokers 100 --topics 20"
     CONNS=10000
+    MEMORY_TOPICS=1000000
+    FLEET="--clients 1000 --poll-ms 300 --brokers 50 --topics-per-broker 10000 --register-ms 3000 --phase 10"
 fi
 LOAD="--warmup 2 --duration $DURATION --depth 4"
 WORKLOADS=(
@@ -107,17 +155,50 @@ for round in $(seq "$ROUNDS"); do
             log "round $round: $name on $server"
             start_server "$server"
             # shellcheck disable=SC2086
-            if out=$(taskset -c 1 "$ROOT/target/release/namesrv-bench" --addr "127.0.0.1:$PORT" --json $args 2> "$WORK/bench.err"); then
-                printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"result":%s}\n' \
-                    "$round" "$name" "$server" "$(peak_rss_kb)" "$out" >> "$RAW"
-            else
-                log "  failed: $(tr '\r' '\n' < "$WORK/bench.err" | tail -1)"
-                printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"error":%s}\n' \
-                    "$round" "$name" "$server" "$(peak_rss_kb)" "$(tr '\r' '\n' < "$WORK/bench.err" | tail -1 | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().strip()))')" >> "$RAW"
-            fi
+            measure "$round" "$name" "$server" pinned $args
             stop_server
         done
     done
+    # Scaling: the same route load with both cores shared by server and load tool.
+    for depth in 8 32; do
+        for config in "namesrv pinned 1" "namesrv free 1" "namesrv free 2" "peer free -"; do
+            read -r server placement io <<< "$config"
+            label=$server-$placement${io/-/}
+            [ "$server" = peer ] && label=peer-free
+            log "round $round: scale-d$depth on $label"
+            start_server "$server" "$placement" "$io"
+            # shellcheck disable=SC2086
+            measure "$round" "scale-d$depth" "$label" "$placement" route $RIP29 --warmup 2 --duration "$DURATION" \
+                --connections 16 --depth "$depth" --server-pid "$SERVER_PID"
+            stop_server
+        done
+    done
+    # What metrics, access control and TLS cost: the route load pinned, as the side-by-side runs.
+    for config in no-metrics plain acl tls acl-tls; do
+        log "round $round: security on $config"
+        server_set=() client_set=()
+        case $config in
+            no-metrics) server_set=(--set metrics_enabled=false) ;;
+            acl) server_set=("${ACL_SET[@]}") client_set=("${SIGN[@]}") ;;
+            tls) server_set=("${TLS_SET[@]}") client_set=("${TLS_CA[@]}") ;;
+            acl-tls) server_set=("${ACL_SET[@]}" "${TLS_SET[@]}") client_set=("${SIGN[@]}" "${TLS_CA[@]}") ;;
+        esac
+        start_server namesrv pinned 1 "${server_set[@]}"
+        # shellcheck disable=SC2086
+        measure "$round" security "$config" pinned "${client_set[@]}" route $RIP29 $LOAD --connections 16 \
+            --server-pid "$SERVER_PID"
+        stop_server
+    done
+    log "round $round: memory on namesrv"
+    start_server namesrv free 1 --set max_frame_bytes=1073741824 --set frame_budget_bytes=2147483648 \
+        --set max_inflated_body_bytes=1073741824 --set max_topics_per_broker=2000000
+    measure "$round" memory namesrv free memory --topics "$MEMORY_TOPICS" --server-pid "$SERVER_PID"
+    stop_server
+    log "round $round: fleet on namesrv"
+    start_server namesrv free 0
+    # shellcheck disable=SC2086
+    measure "$round" fleet namesrv free fleet $FLEET --server-pid "$SERVER_PID"
+    stop_server
 done
 
 python3 "$ROOT/scripts/bench_report.py" "$RAW" "$ROOT/bench" "ROUNDS=$ROUNDS DURATION=$DURATION${QUICK:+ QUICK=$QUICK}"

@@ -98,6 +98,88 @@ def svg(records, path):
         f.write("\n".join(out) + "\n")
 
 
+SCALE_CONFIGS = [
+    ("namesrv-pinned1", "namesrv, io_threads 1, pinned to core 0 (load tool on core 1)"),
+    ("namesrv-free1", "namesrv, io_threads 1, unpinned"),
+    ("namesrv-free2", "namesrv, io_threads 2, unpinned"),
+    ("peer-free", "rocketmq-namesrv 1.0.0, unpinned"),
+]
+
+
+def scaling(records):
+    out = ["", "## Scaling over both cores", "",
+           "Route load on the RIP-29 data, 16 connections, server and load tool sharing the 2 cores "
+           "(unpinned) except the pinned baseline; server CPU over the measured window.", "",
+           "| depth | server | route QPS | vs pinned io_threads 1 | p99 µs | server CPU % |", "|---:|---|---:|---:|---:|---:|"]
+    for depth in (8, 32):
+        w = f"scale-d{depth}"
+        base = median([dig(r, "route.per_second") for r in records if r["workload"] == w and r["server"] == "namesrv-pinned1"])
+        for label, text in SCALE_CONFIGS:
+            rs = [r for r in records if r["workload"] == w and r["server"] == label]
+            if not rs:
+                continue
+            qps = median([dig(r, "route.per_second") for r in rs])
+            ratio = f"{qps / base:.2f}x" if qps and base else "—"
+            out.append(f"| {depth} | {text} | {fmt(qps)} | {ratio} | {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
+                       f"| {fmt(median([dig(r, 'server_cpu_percent') for r in rs]))} |")
+    return out
+
+
+def security(records):
+    rows = [("no-metrics", "metrics off (`metrics_enabled = false`), plain TCP"), ("plain", "defaults: metrics on, no access control, plain TCP"), ("acl", "`acl_protect = all`, every request signed"),
+            ("tls", "TLS (`permissive`), no access control"), ("acl-tls", "both")]
+    base = median([dig(r, "route.per_second") for r in records if r["workload"] == "security" and r["server"] == "plain"])
+    out = ["", "## What metrics, access control and TLS cost", "",
+           "The route load of the side-by-side table (RIP-29 data, 16 connections, 4 in flight), namesrv pinned "
+           "to core 0 with `io_threads = 1`, the load tool on core 1 signing (HMAC-SHA1) and/or speaking TLS.", "",
+           "| configuration | route QPS | vs defaults | p99 µs | server CPU µs per query |", "|---|---:|---:|---:|---:|"]
+    for label, text in rows:
+        rs = [r for r in records if r["workload"] == "security" and r["server"] == label]
+        if not rs:
+            continue
+        qps = median([dig(r, "route.per_second") for r in rs])
+        cpu = median([dig(r, "server_cpu_percent") for r in rs])
+        per = cpu * 1e4 / qps if qps and cpu else None
+        ratio = f"{qps / base:.2f}x" if qps and base else "—"
+        out.append(f"| {text} | {fmt(qps)} | {ratio} | {fmt(median([dig(r, 'route.p99_us') for r in rs]))} | {fmt(per)} |")
+    return out
+
+
+def memory(records):
+    rs = [r for r in records if r["workload"] == "memory" and "result" in r]
+    if not rs:
+        return []
+    m = lambda path: fmt(median([dig(r, path) for r in rs]))
+    return ["", "## Memory per topic", "",
+            f"One broker registers {rs[0]['result']['topics']:,} topics (8 queues each) in one REGISTER_BROKER: "
+            f"resident memory grows by **{m('bytes_per_topic')} bytes per topic** (RSS {m('rss_kib_before')} KiB before, "
+            f"{m('rss_kib_after')} KiB after; peak {m('peak_rss_kib')} KiB while the {m('body_bytes')}-byte body is parsed; "
+            f"registration took {m('register_seconds')} s)."]
+
+
+def fleet(records):
+    rs = [r for r in records if r["workload"] == "fleet" and "result" in r]
+    if not rs:
+        return []
+    m = lambda path: median([dig(r, path) for r in rs])
+    f = rs[0]["result"]
+    return ["", "## Fleet sizing scenario", "",
+            f"`namesrv-bench fleet`: {f['brokers']} brokers x {f['topics'] // max(f['brokers'], 1):,} topics re-registering every "
+            f"{f['register_ms']} ms (unchanged dataVersion, as heartbeats), then {f['clients']:,} clients each asking "
+            f"{f['topics_per_client']} routes every {f['poll_ms']} ms; namesrv with io_threads = 0 (both cores).", "",
+            "| figure | value |", "|---|---:|",
+            f"| registrations/s, brokers only | {fmt(m('brokers_only.registrations.per_second'))} |",
+            f"| server CPU %, brokers only | {fmt(m('brokers_only.server_cpu_percent'))} |",
+            f"| route queries/s with clients | {fmt(m('with_clients.routes.per_second'))} |",
+            f"| route p99 µs with clients | {fmt(m('with_clients.routes.p99_us'))} |",
+            f"| registration p99 µs with clients | {fmt(m('with_clients.registrations.p99_us'))} |",
+            f"| server CPU %, brokers and clients | {fmt(m('with_clients.server_cpu_percent'))} |",
+            f"| CPU µs per registration ({f['topics'] // max(f['brokers'], 1):,} topics) | {fmt(m('cpu_us_per_registration'))} |",
+            f"| CPU µs per route query | {fmt(m('cpu_us_per_route_query'))} |",
+            f"| bytes per topic (RSS) | {fmt(m('bytes_per_topic'))} |",
+            f"| bytes per client connection (RSS) | {fmt(m('bytes_per_client_connection'))} |"]
+
+
 def main(raw, outdir, args):
     records = [json.loads(l) for l in open(raw) if l.strip()]
     rounds = max([r["round"] for r in records] or [0])
@@ -117,6 +199,7 @@ def main(raw, outdir, args):
         peer = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "peer"])
         ratio = f"{ours / peer:.2f}x" if ours is not None and peer else "—"
         lines.append(f"| {label} | {fmt(ours)} | {fmt(peer)} | {ratio} |")
+    lines += scaling(records) + security(records) + memory(records) + fleet(records)
     errors = [r for r in records if "error" in r]
     if errors:
         lines += ["", "Runs that failed:", ""]

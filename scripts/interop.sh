@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Interoperability checks: namesrv from this checkout against real RocketMQ peers from crates.io
 # (rocketmq-rust 1.0.0: the broker `rocketmq-broker-rust` and a client built on
-# rocketmq-client-rust, see interop/client). Everything runs on 127.0.0.1. Prints each check and
-# a closing `N passed, M failed`; exits non-zero if any failed, keeping every process's log.
+# rocketmq-client-rust, see interop/client), with and without access control (both peers
+# signing their requests), and nsadmin's read subcommands against the rocketmq-rust NameServer
+# `rocketmq-namesrv-rust`. Everything runs on 127.0.0.1. Prints each
+# check and a closing `N passed, M failed`; exits non-zero if any failed, keeping every log.
 #
 # Env: PEERS (peer install dir, default ~/.cache/rocketmq-peers), KEEP_LOGS=1 to keep logs always.
 set -uo pipefail
@@ -10,10 +12,11 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PEERS=${PEERS:-${HOME:-/root}/.cache/rocketmq-peers}
 BROKER_BIN=$PEERS/bin/rocketmq-broker-rust
+PEER_NS_BIN=$PEERS/bin/rocketmq-namesrv-rust
 CLIENT_BIN=$PEERS/target/release/namesrv-interop-client
-NSCTL="python3 $ROOT/scripts/nsctl.py"
 WORK=$(mktemp -d /tmp/namesrv-interop.XXXXXX)
 NS_BIN=${NS_BIN:-$ROOT/target/release/namesrv}
+NSADMIN=${NSADMIN:-$ROOT/target/release/nsadmin}
 PIDS=()
 PASSED=0
 FAILED=0
@@ -41,13 +44,22 @@ install_peers() {
         CARGO_TARGET_DIR=$PEERS/target cargo install --root "$PEERS" rocketmq-broker --version 1.0.0 --locked \
             > "$WORK/install-broker.log" 2>&1 || { tail -20 "$WORK/install-broker.log"; return 1; }
     fi
+    if [ ! -x "$PEER_NS_BIN" ]; then
+        log "installing rocketmq-namesrv 1.0.0 into $PEERS (a few minutes after the broker)"
+        CARGO_TARGET_DIR=$PEERS/target cargo install --root "$PEERS" rocketmq-namesrv --version 1.0.0 --locked \
+            > "$WORK/install-namesrv.log" 2>&1 || { tail -20 "$WORK/install-namesrv.log"; return 1; }
+    fi
     log "building the interop client"
     CARGO_TARGET_DIR=$PEERS/target cargo build --release --manifest-path "$ROOT/interop/client/Cargo.toml" \
         > "$WORK/build-client.log" 2>&1 || { tail -20 "$WORK/build-client.log"; return 1; }
     if [ -z "${NS_BIN_PREBUILT:-}" ]; then
-        log "building namesrv (release)"
-        (cd "$ROOT" && cargo build --release --bin namesrv) > "$WORK/build-namesrv.log" 2>&1 \
+        log "building namesrv and nsadmin (release)"
+        (cd "$ROOT" && cargo build --release -p namesrv --bin namesrv && cargo build --release -p nsadmin) > "$WORK/build-namesrv.log" 2>&1 \
             || { tail -20 "$WORK/build-namesrv.log"; return 1; }
+    elif [ ! -x "$NSADMIN" ]; then
+        log "building nsadmin (release)"
+        (cd "$ROOT" && cargo build --release -p nsadmin) > "$WORK/build-nsadmin.log" 2>&1 \
+            || { tail -20 "$WORK/build-nsadmin.log"; return 1; }
     fi
 }
 
@@ -62,14 +74,16 @@ wait_port() { # PORT SECS
 }
 
 declare -A NS_PID
-start_namesrv() { # NAME PORT
-    mkdir -p "$WORK/$1"
-    NAMESRV_KV_CONFIG_PATH=$WORK/$1/kvConfig.json NAMESRV_CONFIG_STORE_PATH=$WORK/$1/namesrv.properties \
-        "$NS_BIN" --listen "127.0.0.1:$2" --scan-interval-ms 500 --set broker_timeout_ms=15000 \
-        >> "$WORK/$1.log" 2>&1 &
-    NS_PID[$1]=$!
+start_namesrv() { # NAME PORT [HTTP_PORT [NAMESRV ARGS...]]
+    local name=$1 port=$2 http=${3:-0}
+    shift $(($# < 3 ? $# : 3))
+    mkdir -p "$WORK/$name"
+    NAMESRV_HTTP_LISTEN=127.0.0.1:$http NAMESRV_KV_CONFIG_PATH=$WORK/$name/kvConfig.json NAMESRV_CONFIG_STORE_PATH=$WORK/$name/namesrv.properties \
+        "$NS_BIN" --listen "127.0.0.1:$port" --scan-interval-ms 500 --set broker_timeout_ms=15000 "$@" \
+        >> "$WORK/$name.log" 2>&1 &
+    NS_PID[$name]=$!
     PIDS+=($!)
-    wait_port "$2" 10
+    wait_port "$port" 10
 }
 
 declare -A BROKER_PID
@@ -89,6 +103,7 @@ autoCreateTopicEnable = true
 autoCreateSubscriptionGroup = true
 registerNameServerPeriod = 10000
 compressedRegister = ${COMPRESSED:-false}
+${BROKER_EXTRA:-}
 
 [broker.brokerServerConfig]
 bindAddress = "127.0.0.1"
@@ -131,16 +146,66 @@ check() { # NAME COMMAND...
     fi
 }
 
+listed_within() { # NS NAME SECS
+    "$NSADMIN" wait -n "$1" -b "$2" --timeout-secs "$3"
+}
+
 broker_listed_with_topics() { # NS NAME
-    $NSCTL wait-broker "$1" "$2" 30 && $NSCTL route "$1" TBW102 | grep -q "\"$2\"" && $NSCTL route "$1" "$2" > /dev/null
+    listed_within "$1" "$2" 30 && "$NSADMIN" topicRoute -n "$1" -t TBW102 --json | grep -q "\"$2\"" \
+        && "$NSADMIN" topicRoute -n "$1" -t "$2" --json > /dev/null
 }
 
 roundtrip() { # NS_ADDRS TOPIC GROUP
     timeout 120 "$CLIENT_BIN" roundtrip "$1" "$2" "$3" 20 60
 }
 
+# The client given no name-server address: it asks the address server, Java's
+# `http://{rocketmq.namesrv.domain}/rocketmq/{rocketmq.namesrv.domain.subgroup}` (rocketmq-rust
+# reads both from environment variables of those literal names).
+roundtrip_by_domain() { # HTTP_ADDR TOPIC GROUP COUNT TIMEOUT
+    env -u NAMESRV_ADDR -u rocketmq.namesrv.addr -u rocketmq.rocketmq-namesrv.addr \
+        "rocketmq.namesrv.domain=$1" rocketmq.namesrv.domain.subgroup=nsaddr \
+        timeout $(($5 * 2)) "$CLIENT_BIN" roundtrip - "$2" "$3" "$4" "$5"
+}
+
+no_roundtrip_by_domain() { # HTTP_ADDR TOPIC GROUP COUNT TIMEOUT
+    ! roundtrip_by_domain "$@"
+}
+
 gone_within() { # NS NAME SECS
-    $NSCTL wait-gone "$1" "$2" "$3"
+    "$NSADMIN" wait -n "$1" -b "$2" --gone --timeout-secs "$3"
+}
+
+# Access control (section 7): nsadmin as the admin account, the client as the given account.
+as_admin() { # FUNCTION ARGS...
+    NSADMIN_ACCESS_KEY=interop-admin NSADMIN_SECRET_KEY=interop-admin-secret "$@"
+}
+
+signed_roundtrip() { # ACCESS_KEY SECRET NS TOPIC GROUP COUNT TIMEOUT
+    INTEROP_ACCESS_KEY=$1 INTEROP_SECRET_KEY=$2 timeout $(($7 * 3)) "$CLIENT_BIN" roundtrip "$3" "$4" "$5" "$6" "$7"
+}
+
+no_signed_roundtrip() { ! signed_roundtrip "$@"; }
+
+write_accounts() { # FILE
+    cat > "$1" <<TOML
+[[accounts]]
+access_key = "interop-admin"
+secret_key = "interop-admin-secret"
+role = "admin"
+
+[[accounts]]
+access_key = "interop-broker"
+secret_key = "interop-broker-secret"
+role = "broker"
+brokers = ["broker-acl"]
+
+[[accounts]]
+access_key = "interop-client"
+secret_key = "interop-client-secret"
+role = "client"
+TOML
+    chmod 600 "$1"
 }
 
 logged() { # FILE PATTERN
@@ -152,6 +217,10 @@ main() {
     local ns=127.0.0.1:29876
     start_namesrv ns1 29876 || { log "namesrv did not start"; FAILED=1; echo "0 passed, 1 failed"; exit 1; }
 
+    # 0. nsadmin's reads against the rocketmq-rust NameServer, and a diff between it and namesrv.
+    check "nsadmin reads work against the rocketmq-rust NameServer" env NSADMIN_PEER_REQUIRED=1 \
+        ROCKETMQ_PEERS="$PEERS" bash -c "cd '$ROOT' && cargo test -q --locked -p nsadmin --test peer -- --nocapture"
+
     # 1. JSON headers: registers, listed with its topics; a client routes, produces, consumes.
     start_broker broker-json 30911 "$ns"
     check "broker registers with JSON headers and is listed with its topics" broker_listed_with_topics "$ns" broker-json
@@ -159,7 +228,7 @@ main() {
     # SIGTERM: the broker unregisters itself.
     stop_broker broker-json TERM
     check "broker stopped with SIGTERM unregisters itself" \
-        bash -c "$NSCTL wait-gone $ns broker-json 5 && grep -q 'reason=\"unregister request\"' $WORK/ns1.log"
+        bash -c "$NSADMIN wait -n $ns -b broker-json --gone --timeout-secs 5 && grep -q 'reason=\"unregister request\"' $WORK/ns1.log"
 
     # 2. ROCKETMQ binary headers.
     start_broker broker-bin 31911 "$ns" ROCKETMQ_SERIALIZE_TYPE=ROCKETMQ
@@ -176,18 +245,18 @@ main() {
     # within 15.5 s plus the 0.5 s scan.
     stop_broker broker-zip STOP
     check "broker frozen with SIGSTOP disappears after the expiry" \
-        bash -c "! $NSCTL wait-gone $ns broker-zip 4 && $NSCTL wait-gone $ns broker-zip 20"
+        bash -c "! $NSADMIN wait -n $ns -b broker-zip --gone --timeout-secs 4 && $NSADMIN wait -n $ns -b broker-zip --gone --timeout-secs 20"
     kill -CONT "${BROKER_PID[broker-zip]}"
-    check "broker comes back after SIGCONT" $NSCTL wait-broker "$ns" broker-zip 25
+    check "broker comes back after SIGCONT" listed_within "$ns" broker-zip 25
     stop_broker broker-zip TERM
 
     # 4. namesrv restarted: the broker re-registers within its period and clients recover.
     start_broker broker-r 33911 "$ns"
-    $NSCTL wait-broker "$ns" broker-r 30 > /dev/null
+    listed_within "$ns" broker-r 30 > /dev/null
     kill -9 "${NS_PID[ns1]}"
     wait "${NS_PID[ns1]}" 2>/dev/null
     start_namesrv ns1 29876
-    check "after a namesrv restart the broker re-registers within its period" $NSCTL wait-broker "$ns" broker-r 25
+    check "after a namesrv restart the broker re-registers within its period" listed_within "$ns" broker-r 25
     check "clients recover after a namesrv restart" roundtrip "$ns" RestartTopic interop_group_2
     stop_broker broker-r TERM
 
@@ -197,10 +266,73 @@ main() {
     local all="127.0.0.1:29876;127.0.0.1:29877;127.0.0.1:29878"
     start_broker broker-m 34911 "$all"
     check "broker registers with all three namesrvs" bash -c \
-        "$NSCTL wait-broker 127.0.0.1:29876 broker-m 30 && $NSCTL wait-broker 127.0.0.1:29877 broker-m 30 && $NSCTL wait-broker 127.0.0.1:29878 broker-m 30"
+        "$NSADMIN wait -n '127.0.0.1:29876;127.0.0.1:29877;127.0.0.1:29878' -b broker-m --timeout-secs 30"
+    check "nsadmin diff finds no drift across the three namesrvs" "$NSADMIN" diff -n "$all"
     kill -9 "${NS_PID[ns1]}"
     check "with one of three namesrvs killed, clients still produce and consume" roundtrip "$all" MultiTopic interop_group_3
     stop_broker broker-m TERM
+
+    # 6. The address server: a client with no name-server address finds namesrv through its HTTP
+    #    endpoint's /rocketmq/nsaddr, then routes, produces and consumes. The control: pointed at
+    #    an address server that is not there, the same client gets nowhere.
+    start_namesrv ns4 29879 29880
+    start_broker broker-w 35911 127.0.0.1:29879
+    check "broker registers with the namesrv that serves the address server" listed_within 127.0.0.1:29879 broker-w 30
+    check "GET /rocketmq/nsaddr answers namesrv's remoting address" \
+        bash -c '[ "$(curl -sf http://127.0.0.1:29880/rocketmq/nsaddr)" = 127.0.0.1:29879 ]'
+    check "a client with no name-server address finds namesrv through the address server, produces and consumes" \
+        roundtrip_by_domain 127.0.0.1:29880 DomainTopic interop_group_4 20 60
+    check "the same client pointed at no address server does not get through" \
+        no_roundtrip_by_domain 127.0.0.1:29881 DomainTopic interop_group_5 1 10
+    stop_broker broker-w TERM
+
+    # 7. Access control on every code (acl_protect=all): the broker signs its registration with
+    #    its innerClientAuthenticationCredentials, the client its route queries with
+    #    AclClientRPCHook, and namesrv accepts both. Controls: unsigned or wrongly signed, they are
+    #    refused. The checks read namesrv's log and counters, so they hold even if the broker
+    #    does not stay up after registering.
+    write_accounts "$WORK/accounts.toml"
+    local acl_ns=127.0.0.1:29882
+    start_namesrv ns5 29882 29883 --set acl_enabled=true --set "acl_accounts_file=$WORK/accounts.toml" \
+        --set acl_protect=all
+    BROKER_EXTRA="innerClientAuthenticationCredentials = '{\"accessKey\":\"interop-broker\",\"secretKey\":\"interop-broker-secret\"}'" \
+        start_broker broker-acl 36911 "$acl_ns"
+    check "access control on: a broker's registration signed with its credentials is accepted" \
+        bash -c "sleep 8; grep -q 'broker registered broker=broker-acl' '$WORK/ns5.log' \
+            && grep -q 'Register broker to name remoting_server success' '$WORK/broker-acl.log'"
+    signed_roundtrip interop-client interop-client-secret "$acl_ns" AclTopic interop_group_6 1 10 >> "$WORK/checks.log" 2>&1
+    check "access control on: a client's route queries signed with AclClientRPCHook are answered" bash -c \
+        "curl -sf http://127.0.0.1:29883/metrics \
+            | grep -Eq 'namesrv_requests_total\\{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"(SUCCESS|TOPIC_NOT_EXIST)\"\\} [1-9]'"
+    check "access control on: nothing the signed broker and client sent was refused" \
+        bash -c "! grep -q 'refused by access control' '$WORK/ns5.log'"
+    start_broker broker-anon 37911 "$acl_ns"
+    check "access control on: a broker without credentials is refused, and the refusal logged" \
+        bash -c "sleep 5; grep 'refused by access control' '$WORK/ns5.log' | grep 'code=103' | grep -q 'no AccessKey' \
+            && ! $NSADMIN clusterList -n $acl_ns --access-key interop-admin --secret-key interop-admin-secret | grep -q broker-anon"
+    stop_broker broker-anon KILL
+    check "access control on: an unsigned client gets no route" \
+        no_signed_roundtrip "" "" "$acl_ns" AclTopic interop_group_7 1 10
+    check "access control on: a client with a wrong secret gets no route" \
+        no_signed_roundtrip interop-client wrong-secret "$acl_ns" AclTopic interop_group_8 1 10
+    check "access control on: the refusals are counted by reason in /metrics" bash -c \
+        "curl -sf http://127.0.0.1:29883/metrics > '$WORK/ns5.metrics' \
+            && grep -Eq 'namesrv_acl_refusals_total\\{reason=\"bad_signature\"\\} [1-9]' '$WORK/ns5.metrics' \
+            && grep -Eq 'namesrv_acl_refusals_total\\{reason=\"missing_access_key\"\\} [1-9]' '$WORK/ns5.metrics'"
+    stop_broker broker-acl TERM
+
+    # 8. With the default protection (acl_protect=admin) brokers need no credentials, so the same
+    #    client, signing everything, produces and consumes through namesrv.
+    start_namesrv ns6 29884 0 --set acl_enabled=true --set "acl_accounts_file=$WORK/accounts.toml"
+    start_broker broker-admin 38911 127.0.0.1:29884
+    check "access control on (admin): the broker registers unsigned" listed_within 127.0.0.1:29884 broker-admin 30
+    check "access control on (admin): a client signing every request produces and consumes" \
+        signed_roundtrip interop-client interop-client-secret 127.0.0.1:29884 AdminTopic interop_group_9 20 60
+    # The unsigned broker's REGISTER_TOPIC_IN_NAMESRV (217, sent when a topic is created on it) is
+    # an admin code: refused, and the topic comes with its next registration. Nothing else may be.
+    check "access control on (admin): nothing but the unsigned broker's 217 was refused" \
+        bash -c "! grep 'refused by access control' '$WORK/ns6.log' | grep -v 'code=217' | grep -q ."
+    stop_broker broker-admin TERM
 
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Offline checks of what ships besides the binary (run by CI, a few seconds without the image):
+#   1. deploy/kubernetes renders with `kubectl kustomize` and every rendered object passes
+#      `kubernetes-validate --strict` against Kubernetes $K8S_VERSION, plus the properties the
+#      manifests promise (scripts/check-k8s.py);
+#   2. deploy/systemd/namesrv.service passes `systemd-analyze verify` (exact file, in a scratch
+#      root holding the binary) and its exposure level is printed;
+#   3. with podman or a docker engine: scripts/build-image.sh builds the image, and the exported
+#      filesystem's binary runs (chroot, as the image's non-root user, no environment): it checks
+#      its config, serves, keeps state in /var/lib/namesrv, and stops on SIGTERM.
+# A tool that is missing is reported as skipped; a check that runs and fails exits 1.
+#   scripts/check-deploy.sh [--no-image]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+K8S_VERSION=${K8S_VERSION:-1.30.0}
+IMAGE_TAG=${IMAGE_TAG:-namesrv:check}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+WORK=$(mktemp -d)
+cleanup() {
+    if [ -n "${NAMESRV_PID:-}" ]; then kill "$NAMESRV_PID" 2>/dev/null || true; fi
+    if [ -n "${CONTAINER:-}" ]; then "$ENGINE" rm "$CONTAINER" >/dev/null 2>&1 || true; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "== kubernetes: kustomize render + kubernetes-validate $K8S_VERSION"
+if ! command -v kubectl >/dev/null; then
+    echo "skipped: kubectl not found"
+else
+    kubectl kustomize deploy/kubernetes > "$WORK/rendered.yaml"
+    if ! python3 -c "import kubernetes_validate" 2>/dev/null; then
+        python3 -m pip install --quiet --disable-pip-version-check kubernetes-validate
+    fi
+    python3 -m kubernetes_validate --strict --quiet -k "$K8S_VERSION" "$WORK/rendered.yaml"
+    python3 scripts/check-k8s.py "$WORK/rendered.yaml"
+    echo "kubernetes: $(grep -c '^kind:' "$WORK/rendered.yaml") objects rendered and valid"
+fi
+
+echo "== systemd: systemd-analyze verify"
+BIN="$CARGO_TARGET_DIR/debug/namesrv"
+if ! command -v systemd-analyze >/dev/null; then
+    echo "skipped: systemd-analyze not found (Debian package: systemd)"
+elif [ ! -x "$BIN" ]; then
+    echo "skipped: $BIN not built (cargo build first)"
+else
+    ROOT="$WORK/root"
+    mkdir -p "$ROOT/usr/local/bin" "$ROOT/etc/systemd/system" "$ROOT/bin" "$ROOT/usr/lib/systemd"
+    cp "$BIN" "$ROOT/usr/local/bin/namesrv"
+    cp "$(type -P kill)" "$ROOT/bin/kill"
+    cp -r /lib/systemd/system "$ROOT/usr/lib/systemd/"
+    cp deploy/systemd/namesrv.service "$ROOT/etc/systemd/system/"
+    # verify exits 0 on unknown keys and bad values, only printing them: any output fails.
+    OUT=$(systemd-analyze verify --root="$ROOT" namesrv.service 2>&1) || { echo "$OUT"; exit 1; }
+    if [ -n "$OUT" ]; then echo "$OUT"; exit 1; fi
+    echo "systemd: namesrv.service verified;" \
+        "$(systemd-analyze security --offline=true --root="$ROOT" namesrv.service 2>&1 | grep -o 'Overall exposure level.*')"
+fi
+
+echo "== container image"
+ENGINE=""
+if command -v podman >/dev/null; then
+    ENGINE=podman
+elif command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+    ENGINE=docker
+fi
+if [ "${1:-}" = "--no-image" ]; then
+    echo "skipped: --no-image"
+elif [ -z "$ENGINE" ]; then
+    echo "skipped: neither podman nor a docker engine is available"
+else
+    bash scripts/build-image.sh "$IMAGE_TAG"
+    CONTAINER=$("$ENGINE" create "$IMAGE_TAG")
+    ROOTFS="$WORK/rootfs"
+    mkdir -p "$ROOTFS"
+    "$ENGINE" export "$CONTAINER" | tar -x -C "$ROOTFS"
+    ENTRY=$("$ENGINE" image inspect --format '{{json .Config.Entrypoint}} {{.Config.User}}' "$IMAGE_TAG")
+    [ "$ENTRY" = '["/usr/local/bin/namesrv"] 65532:65532' ] || { echo "unexpected entrypoint/user: $ENTRY"; exit 1; }
+    [ "$(stat -c %u "$ROOTFS/var/lib/namesrv")" = 65532 ] || { echo "/var/lib/namesrv is not the user's"; exit 1; }
+    [ "$(id -u)" = 0 ] || { echo "image built; running its binary needs chroot (root): skipped"; exit 0; }
+    # As the image runs it: its user, no environment, its own filesystem only.
+    env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv --check-config \
+        --listen 127.0.0.1:0 > "$WORK/check.out"
+    grep -q "kv_config_path /var/lib/namesrv/kvConfig.json" "$WORK/check.out" || { cat "$WORK/check.out"; exit 1; }
+    env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv \
+        --listen 127.0.0.1:0 2> "$WORK/serve.log" &
+    NAMESRV_PID=$!
+    for _ in $(seq 1 100); do grep -q "listening" "$WORK/serve.log" && break; sleep 0.1; done
+    ADDR=$(sed -n 's/.*listening addr=\([^ ]*\).*/\1/p' "$WORK/serve.log")
+    [ -n "$ADDR" ] || { cat "$WORK/serve.log"; exit 1; }
+    cargo run -q --release -p nsadmin -- updateKvConfig -n "$ADDR" -s image-check -k key -v value
+    kill -TERM "$NAMESRV_PID"
+    wait "$NAMESRV_PID"
+    NAMESRV_PID=""
+    grep -q '"image-check"' "$ROOTFS/var/lib/namesrv/kvConfig.json" || { cat "$WORK/serve.log"; exit 1; }
+    echo "image: $IMAGE_TAG built; its binary checked its config, served at $ADDR, kept state in" \
+        "/var/lib/namesrv and stopped cleanly"
+fi

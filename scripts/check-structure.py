@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Structure checks for the Rust sources: no import circles between files, no import from a
+top-level module of the server crate to one in a layer above it (LAYERS), and no file or
+function past its size limit. Run by CI; prints each problem and exits 1 if there is one.
+
+Usage: scripts/check-structure.py [--max-file-lines N] [--max-fn-lines N] [ROOT...]
+Each ROOT is a crate's src directory (default: src and every tools/*/src).
+"""
+
+import argparse
+import pathlib
+import re
+import sys
+
+USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)(::\{)?")
+PATH = re.compile(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+FN = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+# The server crate's top-level modules, top layer first: a module may import from its own layer
+# and the layers below, never from a layer above (src/lib.rs describes the same order).
+LAYERS = [
+    ["main"],
+    ["server"],
+    ["preflight", "observe"],
+    ["http", "connection"],
+    ["dispatch"],
+    ["acl", "tls"],
+    ["kv", "config_store"],
+    ["registry"],
+    ["notifier"],
+    ["mailbox", "listen", "io_pool"],
+    ["metrics", "filewatch", "ratelog", "persist"],
+    ["settings"],
+    ["protocol"],
+    ["model"],
+]
+
+
+def top_module(root, path):
+    """The top-level module a file belongs to: src/registry/tables/mod.rs -> 'registry'."""
+    parts = module_path(root, path)
+    return parts[0] if parts else path.stem
+
+
+def upward_imports(root, graph):
+    """Imports from a top-level module to one in a higher layer, and modules with no layer."""
+    layer = {name: i for i, names in enumerate(LAYERS) for name in names}
+    problems = set()
+    for f, targets in graph.items():
+        a = top_module(root, f)
+        if a == "lib":
+            continue
+        if a not in layer:
+            problems.add(f"module {a} is in no layer of scripts/check-structure.py LAYERS")
+            continue
+        for t in targets:
+            b = top_module(root, t)
+            if b in layer and layer[b] < layer[a]:
+                problems.add(f"upward import: {f.relative_to(root.parent)} ({a}, layer {layer[a]}) uses {b} (layer {layer[b]})")
+    return sorted(problems)
+
+
+def module_path(root, path):
+    """The module path of a file: src/registry/tables.rs -> ['registry', 'tables']."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return parts
+
+
+def resolve(root, modules, current, base, segments):
+    """The file a `use` line names: the longest module prefix that is a file of the crate."""
+    if base == "crate":
+        path = []
+    else:
+        path = list(current)
+        if base == "super":
+            path = path[:-1]
+    names = [s for s in segments.split("::") if s]
+    while names and names[0] == "super":
+        path, names = path[:-1], names[1:]
+    candidate = path + names
+    while candidate:
+        if tuple(candidate) in modules:
+            return modules[tuple(candidate)]
+        candidate = candidate[:-1]
+    return None
+
+
+def import_graph(root):
+    files = [p for p in root.rglob("*.rs") if "tests" not in p.relative_to(root).parts]
+    modules = {tuple(module_path(root, f)): f for f in files}
+    graph = {f: set() for f in files}
+    for f in files:
+        current = module_path(root, f)
+        if f.name == "mod.rs":
+            current = current + ["mod"]  # `super` in a mod.rs is the parent of its module
+        in_tests = False
+        cur = current[:-1] if f.name == "mod.rs" else current
+        for line in f.read_text().splitlines():
+            if line.startswith("#[cfg(test)]"):
+                in_tests = True
+            code = line.split("//")[0]
+            if in_tests or code.lstrip().startswith("mod "):
+                continue
+            m = USE.match(code)
+            refs = [(m.group(1), m.group(2))] if m else [(b, p) for b, p in PATH.findall(code)]
+            for base, segments in refs:
+                target = resolve(root, modules, cur, base, segments)
+                if target is not None and target != f and not is_descendant(root, target, f):
+                    graph[f].add(target)
+    return graph
+
+
+def is_descendant(root, target, f):
+    """True when `f` is the mod.rs of a directory that holds `target` (declaring is not importing)."""
+    return f.name == "mod.rs" and f.parent in target.parents
+
+
+def cycles(graph):
+    """Strongly connected components with more than one file (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    sys.setrecursionlimit(10000)
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def long_functions(path, limit):
+    lines = path.read_text().splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        m = FN.match(line)
+        if not m or line.rstrip().endswith(";"):
+            continue
+        indent = m.group(1)
+        for j in range(i + 1, len(lines)):
+            if lines[j] == indent + "}" or (lines[j].startswith(indent + "}") and lines[j].strip() in ("}", "});", "})")):
+                if j - i + 1 > limit:
+                    found.append((m.group(2), i + 1, j - i + 1))
+                break
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--max-file-lines", type=int, default=420)
+    ap.add_argument("--max-fn-lines", type=int, default=60)
+    ap.add_argument("roots", nargs="*")
+    args = ap.parse_args()
+    repo = pathlib.Path(__file__).resolve().parent.parent
+    roots = [pathlib.Path(r) for r in args.roots] or [repo / "src"] + sorted(repo.glob("tools/*/src"))
+    problems = []
+    for root in roots:
+        graph = import_graph(root)
+        for comp in cycles(graph):
+            names = ", ".join(sorted(str(p.relative_to(repo)) for p in comp))
+            problems.append(f"import circle: {names}")
+        if root.resolve() == (repo / "src").resolve():
+            problems += upward_imports(root.resolve(), graph)
+        for f in sorted(root.rglob("*.rs")):
+            n = len(f.read_text().splitlines())
+            if n > args.max_file_lines:
+                problems.append(f"{f.relative_to(repo)}: {n} lines (max {args.max_file_lines})")
+            for name, line, length in long_functions(f, args.max_fn_lines):
+                problems.append(f"{f.relative_to(repo)}:{line}: fn {name} is {length} lines (max {args.max_fn_lines})")
+    for p in problems:
+        print(p)
+    print(f"structure: {len(problems)} problem(s) in {', '.join(str(r.relative_to(repo)) for r in roots)}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
