@@ -15,6 +15,7 @@ BROKER_BIN=$PEERS/bin/rocketmq-broker-rust
 PEER_NS_BIN=$PEERS/bin/rocketmq-namesrv-rust
 CLIENT_BIN=$PEERS/target/release/namesrv-interop-client
 WORK=$(mktemp -d /tmp/namesrv-interop.XXXXXX)
+STORES= # the brokers' store directories, on a tmpfs when one can be had (see pick_store_root)
 NS_BIN=${NS_BIN:-$ROOT/target/release/namesrv}
 NSADMIN=${NSADMIN:-$ROOT/target/release/nsadmin}
 PIDS=()
@@ -29,6 +30,18 @@ cleanup() {
         kill -9 "$pid" 2>/dev/null
     done
     wait 2>/dev/null
+    case $STORES in
+        /dev/shm/*) rm -rf "$STORES" ;;
+        "$WORK"/stores) umount "$STORES" 2>/dev/null ;;
+    esac
+    if [ "$FAILED" -gt 0 ]; then
+        # What CI shows of a failed run: the end of every process's log.
+        for f in "$WORK"/*.log; do
+            [ -f "$f" ] || continue
+            echo "--- last lines of $(basename "$f")"
+            tail -n 4 "$f" | cut -c1-300
+        done
+    fi
     if [ "$FAILED" -gt 0 ] || [ "${KEEP_LOGS:-0}" = 1 ]; then
         log "logs kept in $WORK"
     else
@@ -86,19 +99,43 @@ start_namesrv() { # NAME PORT [HTTP_PORT [NAMESRV ARGS...]]
     wait_port "$port" 10
 }
 
+# Percent of the filesystem under DIR that is not available to us: (total - available) / total,
+# the way the broker counts it.
+used_percent() { # DIR
+    df -P "$1" | awk 'NR == 2 { printf "%d", ($2 - $4) * 100 / $2 }'
+}
+
+# The broker marks its store full, refusing every write, once the filesystem under it is more
+# than 90% used, counting blocks reserved for others and other tenants' files (a ratio it clamps
+# to at most 90%, so no setting lifts it). A shared build machine's disk can be past that while
+# `df` calls it mostly free, so the stores go on a tmpfs: /dev/shm when it has room, else one
+# mounted for this run, else the work directory.
+pick_store_root() {
+    local shm_avail
+    shm_avail=$(df -P /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+    if [ "${shm_avail:-0}" -gt 2097152 ] && STORES=$(mktemp -d /dev/shm/namesrv-interop.XXXXXX 2>/dev/null); then
+        :
+    elif mkdir -p "$WORK/stores" && mount -t tmpfs -o size=2g tmpfs "$WORK/stores" 2>/dev/null; then
+        STORES=$WORK/stores
+    else
+        STORES=$WORK/stores
+    fi
+    log "broker stores in $STORES ($(used_percent "$STORES")% of its filesystem in use; the broker refuses writes past 90%)"
+}
+
 declare -A BROKER_PID
 start_broker() { # NAME PORT NAMESRV_ADDRS [VAR=VALUE...] ; extra toml via BROKER_EXTRA
     local name=$1 port=$2 ns=$3
     shift 3
-    local dir=$WORK/$name
-    mkdir -p "$dir/store"
+    local dir=$WORK/$name store=$STORES/$name
+    mkdir -p "$dir" "$store"
     cat > "$dir/broker.toml" <<TOML
 [broker]
 namesrvAddr = "$ns"
 brokerIp1 = "127.0.0.1"
 brokerIp2 = "127.0.0.1"
 listenPort = $port
-storePathRootDir = "$dir/store"
+storePathRootDir = "$store"
 autoCreateTopicEnable = true
 autoCreateSubscriptionGroup = true
 registerNameServerPeriod = 10000
@@ -116,7 +153,7 @@ brokerId = 0
 [store]
 storeType = "LocalFile"
 brokerRole = "ASYNC_MASTER"
-storePathRootDir = "$dir/store"
+storePathRootDir = "$store"
 haListenAddress = "127.0.0.1"
 haListenPort = $((port + 1))
 mappedFileSizeCommitLog = 67108864
@@ -130,7 +167,7 @@ TOML
 
 stop_broker() { # NAME SIGNAL
     kill "-$2" "${BROKER_PID[$1]}" 2>/dev/null
-    [ "$2" = STOP ] || wait "${BROKER_PID[$1]}" 2>/dev/null
+    [ "$2" = STOP ] || { wait "${BROKER_PID[$1]}" 2>/dev/null; rm -rf "${STORES:?}/$1"; }
 }
 
 # --- checks ------------------------------------------------------------------------------------
@@ -143,6 +180,7 @@ check() { # NAME COMMAND...
     else
         FAILED=$((FAILED + 1))
         log "FAIL $name"
+        tail -n 3 "$WORK/checks.log" | cut -c1-300 | sed 's/^/    /'
     fi
 }
 
@@ -214,6 +252,7 @@ logged() { # FILE PATTERN
 
 main() {
     install_peers || { FAILED=$((FAILED + 1)); echo "0 passed, $FAILED failed"; exit 1; }
+    pick_store_root
     local ns=127.0.0.1:29876
     start_namesrv ns1 29876 || { log "namesrv did not start"; FAILED=1; echo "0 passed, 1 failed"; exit 1; }
 
