@@ -81,7 +81,7 @@ choice! {
 choice! {
     /// Where register bodies over 64 KiB are decoded.
     LargeBodyDecode {
-        /// On the blocking pool when the process may use more than one core, else in place.
+        /// Compressed, non-JSON and over-64-KiB bodies on the blocking pool, small JSON in place.
         Auto = "auto",
         /// Always on the blocking pool.
         Blocking = "blocking",
