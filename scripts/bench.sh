@@ -3,6 +3,7 @@
 # alternating the two servers (A B A B ...) for ROUNDS rounds, server pinned to core 0 and the
 # load tool to core 1 (namesrv with io_threads = 1). Then, per round: scaling over both cores
 # (namesrv io_threads 1 pinned, 1 and 2 unpinned, the peer unpinned; server and load tool free),
+# the storm's route tail pinned and with io_threads 2, the cost of metrics, access control and TLS,
 # memory per topic at 1,000,000 topics, and the fleet-sizing scenario. Writes bench/results.md
 # and bench/route-latency.svg.
 #
@@ -172,6 +173,16 @@ for round in $(seq "$ROUNDS"); do
                 --connections 16 --depth "$depth" --server-pid "$SERVER_PID"
             stop_server
         done
+    done
+    # The storm's route tail on one pinned core and with io_threads 2 over both cores.
+    for config in "pinned 1" "free 2"; do
+        read -r placement io <<< "$config"
+        log "round $round: storm-scale on namesrv-$placement$io"
+        start_server namesrv "$placement" "$io"
+        # shellcheck disable=SC2086
+        measure "$round" storm-scale "namesrv-$placement$io" "$placement" storm $RIP29 $LOAD --connections 16 \
+            --storm-period-ms 1000
+        stop_server
     done
     # What metrics, access control and TLS cost: the route load pinned, as the side-by-side runs.
     for config in no-metrics plain acl tls acl-tls; do
