@@ -15,14 +15,12 @@ BROKER_BIN=$PEERS/bin/rocketmq-broker-rust
 PEER_NS_BIN=$PEERS/bin/rocketmq-namesrv-rust
 CLIENT_BIN=$PEERS/target/release/namesrv-interop-client
 WORK=$(mktemp -d /tmp/namesrv-interop.XXXXXX)
+# shellcheck source=scripts/checks.sh
+. "$ROOT/scripts/checks.sh"
 STORES= # the brokers' store directories, on a tmpfs when one can be had (see pick_store_root)
 NS_BIN=${NS_BIN:-$ROOT/target/release/namesrv}
 NSADMIN=${NSADMIN:-$ROOT/target/release/nsadmin}
 PIDS=()
-PASSED=0
-FAILED=0
-
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 cleanup() {
     for pid in "${PIDS[@]}"; do
@@ -171,19 +169,6 @@ stop_broker() { # NAME SIGNAL
 }
 
 # --- checks ------------------------------------------------------------------------------------
-check() { # NAME COMMAND...
-    local name=$1
-    shift
-    if "$@" >> "$WORK/checks.log" 2>&1; then
-        PASSED=$((PASSED + 1))
-        log "PASS $name"
-    else
-        FAILED=$((FAILED + 1))
-        log "FAIL $name"
-        tail -n 3 "$WORK/checks.log" | cut -c1-300 | sed 's/^/    /'
-    fi
-}
-
 listed_within() { # NS NAME SECS
     "$NSADMIN" wait -n "$1" -b "$2" --timeout-secs "$3"
 }

@@ -16,11 +16,9 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
 WORK=$(mktemp -d /tmp/namesrv-tls.XXXXXX)
+# shellcheck source=scripts/checks.sh
+. "$ROOT/scripts/checks.sh"
 NS_PID= HOLD_PID=
-PASSED=0
-FAILED=0
-
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 cleanup() {
     exec 7>&- 2>/dev/null
@@ -30,18 +28,6 @@ cleanup() {
     if [ "$FAILED" -gt 0 ] || [ "${KEEP_LOGS:-0}" = 1 ]; then log "logs kept in $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
-
-check() { # NAME COMMAND...
-    local name=$1
-    shift
-    if "$@" >> "$WORK/checks.log" 2>&1; then
-        PASSED=$((PASSED + 1))
-        log "PASS $name"
-    else
-        FAILED=$((FAILED + 1))
-        log "FAIL $name"
-    fi
-}
 
 # --- certificates -------------------------------------------------------------------------------
 make_ca() { # NAME
