@@ -111,12 +111,10 @@ used_percent() { # DIR
 pick_store_root() {
     local shm_avail
     shm_avail=$(df -P /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
-    if [ "${shm_avail:-0}" -gt 2097152 ] && STORES=$(mktemp -d /dev/shm/namesrv-interop.XXXXXX 2>/dev/null); then
-        :
-    elif mkdir -p "$WORK/stores" && mount -t tmpfs -o size=2g tmpfs "$WORK/stores" 2>/dev/null; then
+    if ! { [ "${shm_avail:-0}" -gt 2097152 ] && STORES=$(mktemp -d /dev/shm/namesrv-interop.XXXXXX 2>/dev/null); }; then
         STORES=$WORK/stores
-    else
-        STORES=$WORK/stores
+        mkdir -p "$STORES"
+        mount -t tmpfs -o size=2g tmpfs "$STORES" 2>/dev/null || true
     fi
     log "broker stores in $STORES ($(used_percent "$STORES")% of its filesystem in use; the broker refuses writes past 90%)"
 }
