@@ -74,6 +74,9 @@ pub struct Connection {
     span: Span,
     /// Handles requests, the registry, limits and timeouts.
     context: ConnectionContext,
+    /// The context's dispatcher, shared with this connection's requests in flight without
+    /// touching the counters other threads' connections share.
+    dispatcher: Rc<Dispatcher>,
     /// Where replies go; `None` once closing (the writer then drains and shuts the socket).
     outbox: Option<Outbox>,
     /// Requests in flight and reply bytes queued, shared with the reader and the writer.
@@ -132,6 +135,7 @@ impl Connection {
             Connection {
                 origin,
                 span: info_span!("conn", id = origin.conn.0, peer = %origin.peer),
+                dispatcher: Rc::new(context.dispatcher.clone()),
                 context,
                 outbox: Some(outbox),
                 flow,
@@ -145,9 +149,11 @@ impl Connection {
         })
     }
 
-    fn on_request(&mut self, request: RemotingCommand, ctx: &mut Context<Self>) {
+    /// Dispatches one request received at `begin`.
+    fn on_request(&mut self, request: RemotingCommand, begin: Instant, ctx: &mut Context<Self>) {
         if request.is_response() {
             // The NameServer sends no requests over server connections, so nothing waits for this.
+            let _entered = self.span.clone().entered();
             debug!(code = request.code, opaque = request.opaque, "dropping unexpected response frame");
             return;
         }
@@ -160,7 +166,6 @@ impl Connection {
         }
         self.flow.request_started();
         let depth_met = self.context.registry.depth();
-        let begin = Instant::now();
         // Route and cluster queries log nothing while they run: they skip entering the span,
         // which costs more than their lookup.
         let span =
@@ -169,9 +174,10 @@ impl Connection {
             } else {
                 self.span.clone()
             };
-        let work = self.context.dispatcher.clone().dispatch(self.origin, request).instrument(span);
+        let work = self.dispatcher.clone().dispatch(self.origin, request).instrument(span);
         ctx.spawn(work.into_actor(self).map(move |response, conn, ctx| {
-            let elapsed = begin.elapsed();
+            let now = Instant::now();
+            let elapsed = now - begin;
             let logs = elapsed >= conn.context.slow_request || tracing::enabled!(tracing::Level::DEBUG);
             let _entered = logs.then(|| conn.span.clone().entered());
             conn.flow.request_finished();
@@ -192,19 +198,20 @@ impl Connection {
                 "handled"
             );
             if let Some(response) = response {
-                conn.reply(&response, ctx);
+                conn.reply(&response, now, ctx);
             }
             conn.close_if_drained();
         }));
     }
 
-    /// Queues a reply for the writer.
-    fn reply(&mut self, response: &RemotingCommand, ctx: &mut Context<Self>) {
+    /// Queues a reply, finished at `now`, for the writer.
+    fn reply(&mut self, response: &RemotingCommand, now: Instant, ctx: &mut Context<Self>) {
         let Some(outbox) = &self.outbox else {
             return;
         };
-        self.last_activity = Instant::now();
+        self.last_activity = now;
         if let Err(error) = outbox.send(response) {
+            let _entered = self.span.clone().entered();
             warn!(%error, "closing connection: reply cannot be encoded");
             ctx.stop();
         }
@@ -224,6 +231,31 @@ impl Connection {
     fn close_if_drained(&mut self) {
         if self.reading.is_none() && self.flow.in_flight() == 0 {
             self.outbox = None;
+        }
+    }
+
+    /// Closes the connection over a frame it cannot take.
+    fn on_frame_error(&mut self, error: FrameError, ctx: &mut Context<Self>) {
+        let _entered = self.span.clone().entered();
+        match error {
+            FrameError::BudgetExhausted { frame, held, max } => {
+                // Never unbounded growth: a large frame that does not fit closes its connection.
+                warn!(frame, held, max, "closing connection: frame budget exhausted");
+                ctx.stop();
+            }
+            FrameError::Foreign(foreign) => {
+                warn!("closing connection: {foreign}");
+                ctx.stop();
+            }
+            FrameError::Codec(error) => {
+                // A frame we cannot delimit or parse leaves the stream unusable: close only this one.
+                warn!(%error, "closing connection: malformed frame");
+                ctx.stop();
+            }
+            FrameError::Io(error) => {
+                debug!(%error, "closing connection: read failed");
+                ctx.stop();
+            }
         }
     }
 
@@ -271,31 +303,14 @@ impl Actor for Connection {
 
 impl StreamHandler<Result<RemotingCommand, FrameError>> for Connection {
     fn handle(&mut self, frame: Result<RemotingCommand, FrameError>, ctx: &mut Context<Self>) {
-        let _entered = self.span.clone().entered();
-        match frame {
-            Ok(request) => {
-                self.last_activity = Instant::now();
-                self.on_request(request, ctx)
-            }
-            Err(FrameError::BudgetExhausted { frame, held, max }) => {
-                // Never unbounded growth: a large frame that does not fit closes its connection.
-                warn!(frame, held, max, "closing connection: frame budget exhausted");
-                ctx.stop();
-            }
-            Err(FrameError::Foreign(foreign)) => {
-                warn!("closing connection: {foreign}");
-                ctx.stop();
-            }
-            Err(FrameError::Codec(error)) => {
-                // A frame we cannot delimit or parse leaves the stream unusable: close only this one.
-                warn!(%error, "closing connection: malformed frame");
-                ctx.stop();
-            }
-            Err(FrameError::Io(error)) => {
-                debug!(%error, "closing connection: read failed");
-                ctx.stop();
-            }
-        }
+        // A request enters the span only where it logs (entering costs more than a route lookup).
+        let request = match frame {
+            Ok(request) => request,
+            Err(error) => return self.on_frame_error(error, ctx),
+        };
+        let now = Instant::now();
+        self.last_activity = now;
+        self.on_request(request, now, ctx);
     }
 }
 

@@ -13,6 +13,7 @@ mod client;
 pub mod limits;
 mod store;
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use actix::MailboxError;
@@ -177,7 +178,7 @@ impl Dispatcher {
     }
 
     /// Handles one request; `None` for oneway requests, which are never answered.
-    pub async fn dispatch(self, origin: Origin, request: RemotingCommand) -> Option<RemotingCommand> {
+    pub async fn dispatch(self: Rc<Self>, origin: Origin, request: RemotingCommand) -> Option<RemotingCommand> {
         let outcome = self.handle(origin, &request).await;
         let mut response = outcome.unwrap_or_else(|e| {
             debug!(code = request.code, error = %e, "request failed");
