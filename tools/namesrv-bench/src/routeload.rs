@@ -5,7 +5,7 @@
 //! credentials configured every frame is signed once (the signature does not cover the opaque);
 //! with TLS configured the connections are TLS.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::io;
 use std::time::Instant;
 
@@ -58,8 +58,11 @@ impl RouteFrames {
         let start = out.len();
         out.extend_from_slice(&self.frames[index]);
         let at = start + self.opaque_at[index];
-        let digits = format!("{opaque:0OPAQUE_DIGITS$}");
-        out[at..at + OPAQUE_DIGITS].copy_from_slice(digits.as_bytes());
+        let mut rest = opaque.unsigned_abs();
+        for digit in out[at..at + OPAQUE_DIGITS].iter_mut().rev() {
+            *digit = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
     }
 }
 
@@ -69,7 +72,8 @@ pub struct RouteConn {
     input: BytesMut,
     output: Vec<u8>,
     next_opaque: i32,
-    sent: HashMap<i32, Instant>,
+    /// Queries in flight with when they were sent, oldest first (answers mostly come in order).
+    sent: VecDeque<(i32, Instant)>,
 }
 
 impl RouteConn {
@@ -81,15 +85,22 @@ impl RouteConn {
             input: BytesMut::with_capacity(1 << 16),
             output: Vec::new(),
             next_opaque: OPAQUE_FIRST,
-            sent: HashMap::new(),
+            sent: VecDeque::new(),
         })
     }
 
-    fn queue(&mut self, frames: &RouteFrames, index: usize) {
+    /// Queues the query for topic `index`, to be sent at about `now`.
+    fn queue(&mut self, frames: &RouteFrames, index: usize, now: Instant) {
         let opaque = self.next_opaque;
         self.next_opaque = if opaque == i32::MAX { OPAQUE_FIRST } else { opaque + 1 };
         frames.push(index, opaque, &mut self.output);
-        self.sent.insert(opaque, Instant::now());
+        self.sent.push_back((opaque, now));
+    }
+
+    /// When the query answered with `opaque` was sent; `None` for an opaque not in flight.
+    fn answered(&mut self, opaque: i32) -> Option<Instant> {
+        let at = self.sent.iter().position(|(o, _)| *o == opaque)?;
+        self.sent.remove(at).map(|(_, sent)| sent)
     }
 
     async fn send(&mut self) -> io::Result<()> {
@@ -108,8 +119,9 @@ impl RouteConn {
         mut pick: impl FnMut() -> usize,
     ) -> io::Result<Samples> {
         let mut samples = Samples::default();
+        let now = Instant::now();
         for _ in 0..depth {
-            self.queue(frames, pick());
+            self.queue(frames, pick(), now);
         }
         self.send().await?;
         while !self.sent.is_empty() {
@@ -119,12 +131,12 @@ impl RouteConn {
             }
             let now = Instant::now();
             while let Some(answer) = next_answer(&mut self.input)? {
-                let Some(sent) = self.sent.remove(&answer.opaque) else { continue };
+                let Some(sent) = self.answered(answer.opaque) else { continue };
                 if now >= begin && now < end {
                     samples.record(now.duration_since(sent).as_micros() as u64, answer.code == 0, answer.body_len);
                 }
                 if now < end {
-                    self.queue(frames, pick());
+                    self.queue(frames, pick(), now);
                 }
             }
             if !self.output.is_empty() {
