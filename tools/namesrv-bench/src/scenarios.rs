@@ -164,43 +164,59 @@ pub async fn register(addr: &str, shape: &Shape, rounds: usize) -> io::Result<Va
     .await
 }
 
-/// `storm`: route load while every broker re-registers its full table every period.
+/// `storm`: route load while every broker re-registers its full table every period. The
+/// brokers run on a thread of their own, as real brokers are processes of their own: copying
+/// and checksumming a 1.8 MB body on the route load's thread would stall its connections and
+/// count the load tool's own pause in the server's route latency.
 pub async fn storm(addr: &str, shape: &Shape, load: &Load, period_ms: u64) -> io::Result<Value> {
     local(async {
         let held = hold(addr, shape).await?;
         let topics = Rc::new(workload::all_topics(&held.brokers));
         let stop = Instant::now() + Duration::from_secs_f64(load.warmup + load.duration);
-        let mut stormers = Vec::new();
-        let count = held.brokers.len().max(1) as u64;
-        for (i, broker) in held.brokers.clone().into_iter().enumerate() {
-            let mut conn = Conn::connect(addr).await?;
-            let template = workload::RegisterTemplate::new(&broker);
-            // Brokers start at different times, so their periods are spread over the period
-            // rather than all firing in the same instant.
-            let offset = Duration::from_millis(period_ms * i as u64 / count);
-            stormers.push(tokio::task::spawn_local(async move {
-                let mut samples = Samples::default();
-                let mut counter = 2;
-                tokio::time::sleep(offset).await;
-                while Instant::now() < stop {
-                    let answer = conn.call(template.request(counter)).await?;
-                    samples.record(answer.latency_us, answer.code == 0, 0);
-                    counter += 1;
-                    tokio::time::sleep(Duration::from_millis(period_ms)).await;
-                }
-                Ok::<Samples, io::Error>(samples)
-            }));
-        }
+        let (brokers, stormer_addr) = (held.brokers.clone(), addr.to_owned());
+        let stormers =
+            std::thread::Builder::new().name("storm-brokers".into()).spawn(move || -> io::Result<Samples> {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                runtime.block_on(local(storm_brokers(&stormer_addr, brokers, period_ms, stop)))
+            })?;
         let route = route_load(addr, topics, load).await?.summary(load.duration);
-        let mut registrations = Samples::default();
-        for task in stormers {
-            registrations.merge(task.await.map_err(io::Error::other)??);
-        }
+        let registrations = stormers.join().map_err(|_| io::Error::other("storm thread panicked"))??;
         let registrations = registrations.summary(load.warmup + load.duration);
         drop(held);
         Ok(json!({"scenario": "storm", "period_ms": period_ms, "route": route, "register": registrations}))
     })
     .await
+}
+
+/// Every broker re-registers its full table (dataVersion bumped) every `period_ms` until
+/// `stop`, their starts spread over the period; returns the registrations' latencies.
+async fn storm_brokers(addr: &str, brokers: Vec<SimBroker>, period_ms: u64, stop: Instant) -> io::Result<Samples> {
+    let mut stormers = Vec::new();
+    let count = brokers.len().max(1) as u64;
+    for (i, broker) in brokers.into_iter().enumerate() {
+        let mut conn = Conn::connect(addr).await?;
+        let template = workload::RegisterTemplate::new(&broker);
+        // Brokers start at different times, so their periods are spread over the period
+        // rather than all firing in the same instant.
+        let offset = Duration::from_millis(period_ms * i as u64 / count);
+        stormers.push(tokio::task::spawn_local(async move {
+            let mut samples = Samples::default();
+            let mut counter = 2;
+            tokio::time::sleep(offset).await;
+            while Instant::now() < stop {
+                let answer = conn.call(template.request(counter)).await?;
+                samples.record(answer.latency_us, answer.code == 0, 0);
+                counter += 1;
+                tokio::time::sleep(Duration::from_millis(period_ms)).await;
+            }
+            Ok::<Samples, io::Error>(samples)
+        }));
+    }
+    let mut registrations = Samples::default();
+    for task in stormers {
+        registrations.merge(task.await.map_err(io::Error::other)??);
+    }
+    Ok(registrations)
 }
 
 /// `conns`: opens `count` idle connections, then checks queries on new and idle ones.
