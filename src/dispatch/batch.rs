@@ -22,7 +22,14 @@ thread_local! {
 /// The route queries of one thread waiting to be sent, with where their answers go.
 pub struct RouteBatcher {
     registry: RegistryHandle,
-    pending: RefCell<Vec<(GetRouteInfo, oneshot::Sender<RouteAnswer>)>>,
+    pending: RefCell<Pending>,
+}
+
+/// Queries waiting for the flush, and where each one's answer goes (same order).
+#[derive(Default)]
+struct Pending {
+    queries: Vec<GetRouteInfo>,
+    answers: Vec<oneshot::Sender<RouteAnswer>>,
 }
 
 impl RouteBatcher {
@@ -45,8 +52,9 @@ impl RouteBatcher {
         let (answer, answered) = oneshot::channel();
         let first = {
             let mut pending = self.pending.borrow_mut();
-            pending.push((query, answer));
-            pending.len() == 1
+            pending.queries.push(query);
+            pending.answers.push(answer);
+            pending.queries.len() == 1
         };
         if first {
             // Runs after the tasks already woken in this turn, which may add their queries.
@@ -56,7 +64,15 @@ impl RouteBatcher {
     }
 
     async fn flush(self: Rc<Self>) {
-        let (queries, answers): (Vec<_>, Vec<_>) = std::mem::take(&mut *self.pending.borrow_mut()).into_iter().unzip();
+        let Pending { queries, answers } = {
+            // The next batch starts at this one's size: no vector regrows query by query.
+            let mut pending = self.pending.borrow_mut();
+            let size = pending.queries.len();
+            std::mem::replace(
+                &mut *pending,
+                Pending { queries: Vec::with_capacity(size), answers: Vec::with_capacity(size) },
+            )
+        };
         // A lost registry drops the senders: every waiting query then fails as unavailable.
         if let Ok(found) = self.registry.ask(RouteBatch { conn: ConnId(0), queries }).await {
             for (answer, found) in answers.into_iter().zip(found) {

@@ -81,13 +81,43 @@ pub fn encode(cmd: &RemotingCommand, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-/// `language` as an enum name (`"GO"`) or ordinal (`9`); anything unknown is no language.
+/// `language` as an enum name (`"GO"`) or ordinal (`9`); anything unknown is no language. Read
+/// in place: a request's header allocates nothing for it.
 fn language<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LanguageCode>, D::Error> {
-    Ok(match serde_json::Value::deserialize(d)? {
-        serde_json::Value::String(name) => LanguageCode::from_name(&name),
-        serde_json::Value::Number(n) => n.as_u64().and_then(|n| u8::try_from(n).ok()).and_then(LanguageCode::from_u8),
-        _ => None,
-    })
+    struct LanguageVisitor;
+    impl<'de> Visitor<'de> for LanguageVisitor {
+        type Value = Option<LanguageCode>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a language name or ordinal")
+        }
+        fn visit_str<E: de::Error>(self, name: &str) -> Result<Self::Value, E> {
+            Ok(LanguageCode::from_name(name))
+        }
+        fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
+            Ok(u8::try_from(n).ok().and_then(LanguageCode::from_u8))
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
+            Ok(u8::try_from(n).ok().and_then(LanguageCode::from_u8))
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(LanguageVisitor)
 }
 
 /// `extFields` as an object whose values may be any JSON; non-strings become their text, null drops.
@@ -147,6 +177,12 @@ mod tests {
         assert_eq!(cmd.language, Some(LanguageCode::Go));
         assert!(cmd.ext_fields.is_none());
         assert_eq!(decode(br#"{"code":1,"language":"KLINGON"}"#).unwrap().language, None);
+        for other in ["null", "-1", "300", "1.5", "true", "[1,\"JAVA\"]", "{\"a\":{\"b\":1}}"] {
+            let header = format!(r#"{{"code":1,"language":{other},"opaque":3}}"#);
+            let cmd = decode(header.as_bytes()).unwrap();
+            assert_eq!((cmd.opaque, cmd.language), (3, None), "{other}");
+        }
+        assert_eq!(decode(br#"{"language":"J\u0041VA"}"#).unwrap().language, Some(LanguageCode::Java));
     }
 
     #[test]
