@@ -5,9 +5,10 @@ use std::io::Read;
 
 use flate2::read::{DeflateDecoder, ZlibDecoder};
 
-use super::body::{BodyError, BodyLimits, DataVersionJson, MappingInfoJson, RegisterBody};
+use super::body::{BodyError, BodyLimits, DataVersionJson, MappingInfoJson, RegisterBody, PACE_EVERY_TOPICS};
 use super::code::version;
 use super::lenient::parse_lenient;
+use super::pace::pace;
 use crate::model::{DataVersion, TopicConfig, TopicQueueMappingInfo, TopicTable};
 
 /// Inflated sizes above this must stay within [`MAX_RATIO`] of the compressed size.
@@ -24,7 +25,7 @@ fn inflate(body: &[u8], limit: usize) -> Result<Vec<u8>, BodyError> {
     let looks_zlib = body.len() >= 2 && body[0] & 0x0F == 8 && (u16::from(body[0]) << 8 | u16::from(body[1])) % 31 == 0;
     let read_all = |reader: &mut dyn Read| -> Result<Vec<u8>, BodyError> {
         let mut out = Vec::with_capacity(body.len().saturating_mul(4).min(cap));
-        reader.take(cap as u64 + 1).read_to_end(&mut out).map_err(BodyError::Inflate)?;
+        Paced(reader).take(cap as u64 + 1).read_to_end(&mut out).map_err(BodyError::Inflate)?;
         if out.len() > cap {
             return Err(if cap == limit {
                 BodyError::InflatedTooLarge { limit }
@@ -41,6 +42,21 @@ fn inflate(body: &[u8], limit: usize) -> Result<Vec<u8>, BodyError> {
         }
     }
     read_all(&mut DeflateDecoder::new(body))
+}
+
+/// Inflates at most [`PACED_READ_BYTES`] a read and paces between reads, so a large body's
+/// inflate gives up its core as its parse does.
+struct Paced<R>(R);
+
+/// What one paced read inflates at most (well under a slice of work).
+const PACED_READ_BYTES: usize = 64 * 1024;
+
+impl<R: Read> Read for Paced<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        pace();
+        let len = buf.len().min(PACED_READ_BYTES);
+        self.0.read(&mut buf[..len])
+    }
 }
 
 /// A bounds-checked reader over the inflated stream.
@@ -87,9 +103,12 @@ pub fn decode_compressed(body: &[u8], request_version: i32, limits: BodyLimits) 
         return Err(BodyError::TooManyTopics { max: limits.max_topics });
     }
     let mut topics = TopicTable::with_capacity(topic_count);
-    for _ in 0..topic_count {
+    for i in 1..=topic_count {
         let tc = parse_topic_line(s.chunk("topic config")?)?;
         topics.push(tc.topic_name.as_deref().unwrap_or_default(), &tc);
+        if i % PACE_EVERY_TOPICS == 0 {
+            pace();
+        }
     }
     let filter_servers: Option<Vec<String>> = parse_lenient(s.chunk("filterServerList")?)?;
     let mut mappings = Vec::new();
@@ -162,6 +181,32 @@ mod tests {
         s.extend_from_slice(b"[]");
         s.extend_from_slice(&0i32.to_be_bytes());
         s
+    }
+
+    #[test]
+    fn a_paced_inflate_reads_in_bounded_steps_and_yields_the_same_bytes() {
+        struct Counting<'a>(&'a [u8], Vec<usize>);
+        impl Read for Counting<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.1.push(buf.len());
+                let n = buf.len().min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let mut inner = Counting(&data, Vec::new());
+        let mut out = Vec::with_capacity(data.len() + 1);
+        Paced(&mut inner).read_to_end(&mut out).unwrap();
+        assert_eq!(out, data);
+        assert!(inner.1.iter().all(|&n| n <= PACED_READ_BYTES), "{:?}", inner.1);
+        assert!(inner.1.len() >= data.len() / PACED_READ_BYTES, "{} reads", inner.1.len());
+        let mut zlib = ZlibEncoder::new(Vec::new(), Compression::fast());
+        zlib.write_all(&data).unwrap();
+        let paced =
+            crate::protocol::pace::paced(std::time::Duration::ZERO, || inflate(&zlib.finish().unwrap(), 1 << 20));
+        assert_eq!(paced.unwrap(), data, "a decode that yields at every step inflates the same");
     }
 
     #[test]

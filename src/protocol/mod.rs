@@ -11,6 +11,7 @@ pub mod header_binary;
 pub mod header_json;
 pub mod json;
 pub mod lenient;
+pub mod pace;
 pub mod register_body;
 pub mod response_body;
 pub mod sniff;
