@@ -109,18 +109,26 @@ SCALE_CONFIGS = [
 def scaling(records):
     out = ["", "## Scaling over both cores", "",
            "Route load on the RIP-29 data, 16 connections, server and load tool sharing the 2 cores "
-           "(unpinned) except the pinned baseline; server CPU over the measured window.", "",
-           "| depth | server | route QPS | vs pinned io_threads 1 | p99 µs | server CPU % |", "|---:|---|---:|---:|---:|---:|"]
+           "(unpinned) except the pinned baseline; server CPU over the measured window. Each round runs "
+           "the four servers back to back, so the per-round ratios compare runs minutes apart at most.", "",
+           "| depth | server | route QPS | vs pinned io_threads 1 | per round | p99 µs | server CPU % |",
+           "|---:|---|---:|---:|---|---:|---:|"]
     for depth in (8, 32):
         w = f"scale-d{depth}"
-        base = median([dig(r, "route.per_second") for r in records if r["workload"] == w and r["server"] == "namesrv-pinned1"])
+        runs = [r for r in records if r["workload"] == w]
+        base = median([dig(r, "route.per_second") for r in runs if r["server"] == "namesrv-pinned1"])
+        base_of = {r["round"]: dig(r, "route.per_second") for r in runs if r["server"] == "namesrv-pinned1"}
         for label, text in SCALE_CONFIGS:
-            rs = [r for r in records if r["workload"] == w and r["server"] == label]
+            rs = [r for r in runs if r["server"] == label]
             if not rs:
                 continue
             qps = median([dig(r, "route.per_second") for r in rs])
             ratio = f"{qps / base:.2f}x" if qps and base else "—"
-            out.append(f"| {depth} | {text} | {fmt(qps)} | {ratio} | {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
+            per_round = ", ".join(f"{dig(r, 'route.per_second') / base_of[r['round']]:.2f}"
+                                  for r in sorted(rs, key=lambda r: r["round"])
+                                  if dig(r, "route.per_second") and base_of.get(r["round"]))
+            out.append(f"| {depth} | {text} | {fmt(qps)} | {ratio} | {per_round or '—'} "
+                       f"| {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
                        f"| {fmt(median([dig(r, 'server_cpu_percent') for r in rs]))} |")
     return out
 
@@ -132,12 +140,15 @@ def storm_scaling(records):
            "The storm of the side-by-side table (32 brokers re-registering 10,000 topics every second, "
            "16 route connections, 4 in flight), namesrv on one pinned core and with `io_threads = 2` "
            "sharing both cores with the load tool.", "",
-           "| server | route p99 µs | route QPS | registrations/s |", "|---|---:|---:|---:|"]
+           "| server | route p99 µs | p99 per round | route p999 µs | route QPS | registrations/s |",
+           "|---|---:|---|---:|---:|---:|"]
     for label, text in rows:
-        rs = [r for r in records if r["workload"] == "storm-scale" and r["server"] == label]
+        rs = sorted((r for r in records if r["workload"] == "storm-scale" and r["server"] == label), key=lambda r: r["round"])
         if not rs:
             continue
-        out.append(f"| {text} | {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
+        per_round = ", ".join(fmt(dig(r, "route.p99_us")) for r in rs if dig(r, "route.p99_us") is not None)
+        out.append(f"| {text} | {fmt(median([dig(r, 'route.p99_us') for r in rs]))} | {per_round or '—'} "
+                   f"| {fmt(median([dig(r, 'route.p999_us') for r in rs]))} "
                    f"| {fmt(median([dig(r, 'route.per_second') for r in rs]))} "
                    f"| {fmt(median([dig(r, 'register.per_second') for r in rs]))} |")
     return out
