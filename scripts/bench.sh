@@ -8,7 +8,9 @@
 # and bench/route-latency.svg.
 #
 # Env: ROUNDS (default 3), DURATION (measured seconds per route run, default 10), PEERS,
-#      QUICK=1 (small shapes, for a smoke run).
+#      QUICK=1 (small shapes, for a smoke run), BASELINE (path of an earlier namesrv binary: it
+#      runs the side-by-side workloads too, pinned as namesrv is, for a before/after table;
+#      BASELINE_LABEL names it there, e.g. its commit).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,16 +50,17 @@ wait_port() {
     return 1
 }
 
-start_server() { # namesrv|peer [pinned|free] [io_threads] [extra namesrv flags...]
+start_server() { # namesrv|baseline|peer [pinned|free] [io_threads] [extra namesrv flags...]
     local server=$1 placement=${2:-pinned} io=${3:-1}
     shift $(( $# < 3 ? $# : 3 ))
-    local dir=$WORK/$server-$RANDOM pin=()
+    local dir=$WORK/$server-$RANDOM pin=() bin=$ROOT/target/release/namesrv
     [ "$placement" = pinned ] && pin=(taskset -c 0)
+    [ "$server" = baseline ] && bin=$BASELINE
     mkdir -p "$dir"
-    if [ "$server" = namesrv ]; then
+    if [ "$server" != peer ]; then
         NAMESRV_HTTP_LISTEN= NAMESRV_IO_THREADS=$io NAMESRV_KV_CONFIG_PATH=$dir/kvConfig.json \
             NAMESRV_CONFIG_STORE_PATH=$dir/namesrv.properties \
-            "${pin[@]}" "$ROOT/target/release/namesrv" --listen "127.0.0.1:$PORT" \
+            "${pin[@]}" "$bin" --listen "127.0.0.1:$PORT" \
             --set max_frame_bytes=134217728 "$@" > "$dir/log" 2>&1 &
     else
         cat > "$dir/ns.toml" <<TOML
@@ -146,13 +149,20 @@ WORKLOADS=(
     "conns|conns --count $CONNS"
 )
 
+SERVERS=(namesrv peer)
+if [ -n "${BASELINE:-}" ]; then
+    [ -x "$BASELINE" ] || { log "BASELINE=$BASELINE is not an executable"; exit 2; }
+    SERVERS+=(baseline)
+    export BASELINE_LABEL=${BASELINE_LABEL:-$BASELINE}
+fi
+
 mkdir -p "$ROOT/bench"
 : > "$RAW"
 for round in $(seq "$ROUNDS"); do
     for entry in "${WORKLOADS[@]}"; do
         name=${entry%%|*}
         args=${entry#*|}
-        for server in namesrv peer; do
+        for server in "${SERVERS[@]}"; do
             log "round $round: $name on $server"
             start_server "$server"
             # shellcheck disable=SC2086

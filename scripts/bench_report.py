@@ -133,6 +133,24 @@ def scaling(records):
     return out
 
 
+def baseline(records):
+    """The side-by-side figures of namesrv against an earlier build (BASELINE), same runs."""
+    if not any(r["server"] == "baseline" for r in records):
+        return []
+    label = os.environ.get("BASELINE_LABEL", "baseline")
+    out = ["", "## Against an earlier build", "",
+           f"The side-by-side workloads also ran on an earlier namesrv build ({label}), pinned the same way, "
+           "in the same rounds, with the same load tool; the ratio is this build / the earlier one.", "",
+           "| figure | namesrv | earlier build | ratio |", "|---|---:|---:|---:|"]
+    for workload, path, text, lower in FIGURES:
+        ours = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "namesrv"])
+        old = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "baseline"])
+        if old is None:
+            continue
+        out.append(f"| {text} | {fmt(ours)} | {fmt(old)} | {f'{ours / old:.2f}x' if ours is not None and old else '—'} |")
+    return out
+
+
 def storm_scaling(records):
     rows = [("namesrv-pinned1", "namesrv, io_threads 1, pinned to core 0 (load tool on core 1)"),
             ("namesrv-free2", "namesrv, io_threads 2, unpinned")]
@@ -228,7 +246,7 @@ def main(raw, outdir, args):
         peer = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "peer"])
         ratio = f"{ours / peer:.2f}x" if ours is not None and peer else "—"
         lines.append(f"| {label} | {fmt(ours)} | {fmt(peer)} | {ratio} |")
-    lines += scaling(records) + storm_scaling(records) + security(records) + memory(records) + fleet(records)
+    lines += baseline(records) + scaling(records) + storm_scaling(records) + security(records) + memory(records) + fleet(records)
     errors = [r for r in records if "error" in r]
     if errors:
         lines += ["", "Runs that failed:", ""]
