@@ -110,23 +110,23 @@ def scaling(records):
     out = ["", "## Scaling over both cores", "",
            "Route load on the RIP-29 data, 16 connections, server and load tool sharing the 2 cores "
            "(unpinned) except the pinned baseline; server CPU over the measured window. Each round runs "
-           "the four servers back to back, so the per-round ratios compare runs minutes apart at most.", "",
+           "the four servers back to back, so a round's ratio compares runs a minute apart; the ratio "
+           "given is the median of the rounds' ratios (the machine's speed drifts between rounds).", "",
            "| depth | server | route QPS | vs pinned io_threads 1 | per round | p99 µs | server CPU % |",
            "|---:|---|---:|---:|---|---:|---:|"]
     for depth in (8, 32):
         w = f"scale-d{depth}"
         runs = [r for r in records if r["workload"] == w]
-        base = median([dig(r, "route.per_second") for r in runs if r["server"] == "namesrv-pinned1"])
         base_of = {r["round"]: dig(r, "route.per_second") for r in runs if r["server"] == "namesrv-pinned1"}
         for label, text in SCALE_CONFIGS:
             rs = [r for r in runs if r["server"] == label]
             if not rs:
                 continue
             qps = median([dig(r, "route.per_second") for r in rs])
-            ratio = f"{qps / base:.2f}x" if qps and base else "—"
-            per_round = ", ".join(f"{dig(r, 'route.per_second') / base_of[r['round']]:.2f}"
-                                  for r in sorted(rs, key=lambda r: r["round"])
-                                  if dig(r, "route.per_second") and base_of.get(r["round"]))
+            ratios = [dig(r, "route.per_second") / base_of[r["round"]] for r in sorted(rs, key=lambda r: r["round"])
+                      if dig(r, "route.per_second") and base_of.get(r["round"])]
+            ratio = f"{median(ratios):.2f}x" if ratios else "—"
+            per_round = ", ".join(f"{x:.2f}" for x in ratios)
             out.append(f"| {depth} | {text} | {fmt(qps)} | {ratio} | {per_round or '—'} "
                        f"| {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
                        f"| {fmt(median([dig(r, 'server_cpu_percent') for r in rs]))} |")
@@ -237,7 +237,7 @@ def main(raw, outdir, args):
              f"- method: `{args} scripts/bench.sh`, {rounds} rounds, servers alternating A B per workload, each on a fresh process "
              "pinned to core 0 (`taskset -c 0`), the load tool `namesrv-bench` pinned to core 1; figures are medians over rounds",
              "- workloads: RIP-29 shape = 4 clusters x 8 brokers, each cluster's brokers hosting the same 10,000 topics "
-             "(40,000 topics, 8 queues); route queries pick topics at random (fixed seed), 4 in flight per connection; "
+             "(40,000 topics, 8 queues); each route connection asks every topic in turn in an order of its own (shuffled, fixed seed), 4 in flight per connection; "
              "in the storm every broker re-registers its full table (changed dataVersion) every second, the brokers' "
              "periods spread over the second", "",
              "| figure | namesrv | rocketmq-namesrv 1.0.0 | ratio (namesrv / peer) |", "|---|---:|---:|---:|"]

@@ -72,6 +72,9 @@ pub struct Load {
     /// Requests in flight per connection.
     #[arg(long, default_value_t = 4)]
     depth: usize,
+    /// Threads the connections are dealt over (each a runtime of its own).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     /// Warm-up before measuring, seconds.
     #[arg(long, default_value_t = 2.0)]
     warmup: f64,

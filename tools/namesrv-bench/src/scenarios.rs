@@ -78,22 +78,28 @@ pub async fn populate(addr: &str, shape: &Shape, hold_secs: f64) -> io::Result<V
     .await
 }
 
-/// Runs `connections` × `depth` route queries over random `topics` for the load's window.
+/// Runs `connections` × `depth` route queries over random `topics` for the load's window, the
+/// connections dealt over `threads` threads.
 async fn route_load(addr: &str, topics: Rc<Vec<String>>, load: &Load) -> io::Result<Samples> {
-    let frames = Rc::new(RouteFrames::new(&topics)?);
+    let frames = RouteFrames::new(&topics)?;
     let begin = Instant::now() + Duration::from_secs_f64(load.warmup);
     let end = begin + Duration::from_secs_f64(load.duration);
-    let mut tasks = Vec::with_capacity(load.connections);
-    for c in 0..load.connections {
-        let conn = RouteConn::connect(addr).await?;
-        let frames = frames.clone();
-        let depth = load.depth;
-        let mut rng = Rng::new(load.seed.wrapping_add(c as u64 * 7919));
-        tasks.push(tokio::task::spawn_local(async move {
-            let count = frames.len();
-            conn.run(&frames, depth, (begin, end), || rng.below(count)).await
-        }));
+    let threads = load.threads.clamp(1, load.connections.max(1));
+    let mut others = Vec::with_capacity(threads - 1);
+    for thread in 1..threads {
+        let (frames, addr, load) = (frames.clone(), addr.to_owned(), load.clone());
+        others.push(std::thread::Builder::new().name(format!("route-{thread}")).spawn(
+            move || -> io::Result<Samples> {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                let conns = (thread..load.connections).step_by(threads);
+                runtime.block_on(local(route_conns(&addr, &frames, conns, &load, (begin, end))))
+            },
+        )?);
     }
+    let mine = tokio::task::spawn_local({
+        let (frames, addr, load) = (frames, addr.to_owned(), load.clone());
+        async move { route_conns(&addr, &frames, (0..load.connections).step_by(threads), &load, (begin, end)).await }
+    });
     let ticker = tokio::task::spawn_local(async move {
         let total = begin.elapsed().as_secs_f64();
         loop {
@@ -106,12 +112,43 @@ async fn route_load(addr: &str, topics: Rc<Vec<String>>, load: &Load) -> io::Res
             eprint!("\r[route] {done:5.1}/{total:.1} s measured");
         }
     });
+    let mut samples = mine.await.map_err(io::Error::other)??;
+    for thread in others {
+        samples.merge(thread.join().map_err(|_| io::Error::other("route load thread panicked"))??);
+    }
+    ticker.abort();
+    eprintln!();
+    Ok(samples)
+}
+
+/// The connections numbered `conns` of a route load, each keeping `depth` queries in flight
+/// over its own shuffled order of the topics from `begin` to `end`.
+async fn route_conns(
+    addr: &str,
+    frames: &RouteFrames,
+    conns: impl Iterator<Item = usize>,
+    load: &Load,
+    (begin, end): (Instant, Instant),
+) -> io::Result<Samples> {
+    let mut tasks = Vec::new();
+    for c in conns {
+        let conn = RouteConn::connect(addr).await?;
+        // Each connection asks every topic in turn, in an order of its own.
+        let frames = frames.shuffled(&mut Rng::new(load.seed.wrapping_add(c as u64 * 7919)));
+        let depth = load.depth;
+        tasks.push(tokio::task::spawn_local(async move {
+            let (count, mut next) = (frames.len(), 0);
+            conn.run(&frames, depth, (begin, end), || {
+                next = (next + 1) % count;
+                next
+            })
+            .await
+        }));
+    }
     let mut samples = Samples::default();
     for task in tasks {
         samples.merge(task.await.map_err(io::Error::other)??);
     }
-    ticker.abort();
-    eprintln!();
     Ok(samples)
 }
 
