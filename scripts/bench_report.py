@@ -140,14 +140,20 @@ def baseline(records):
     label = os.environ.get("BASELINE_LABEL", "baseline")
     out = ["", "## Against an earlier build", "",
            f"The side-by-side workloads also ran on an earlier namesrv build ({label}), pinned the same way, "
-           "in the same rounds, with the same load tool; the ratio is this build / the earlier one.", "",
-           "| figure | namesrv | earlier build | ratio |", "|---|---:|---:|---:|"]
+           "in the same rounds, with the same load tool (each round: this build, the peer, the earlier build). The ratio is this "
+           "build / the earlier one, the median of the rounds' own ratios; the spread of those is the noise.", "",
+           "| figure | namesrv | earlier build | ratio | per round |", "|---|---:|---:|---:|---|"]
     for workload, path, text, lower in FIGURES:
-        ours = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "namesrv"])
-        old = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "baseline"])
+        runs = [r for r in records if r["workload"] == workload]
+        old = median([dig(r, path) for r in runs if r["server"] == "baseline"])
         if old is None:
             continue
-        out.append(f"| {text} | {fmt(ours)} | {fmt(old)} | {f'{ours / old:.2f}x' if ours is not None and old else '—'} |")
+        ours = median([dig(r, path) for r in runs if r["server"] == "namesrv"])
+        mine = {r["round"]: dig(r, path) for r in runs if r["server"] == "namesrv"}
+        ratios = [mine[r["round"]] / dig(r, path) for r in sorted(runs, key=lambda r: r["round"])
+                  if r["server"] == "baseline" and dig(r, path) and mine.get(r["round"]) is not None]
+        ratio = f"{median(ratios):.2f}x" if ratios else "—"
+        out.append(f"| {text} | {fmt(ours)} | {fmt(old)} | {ratio} | {', '.join(f'{x:.2f}' for x in ratios) or '—'} |")
     return out
 
 
