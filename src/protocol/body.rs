@@ -12,7 +12,7 @@ use thiserror::Error;
 
 use super::code::version;
 use super::lenient::{int_key_map, lenient_i64, parse_lenient};
-use super::pace::pace;
+use super::pace::topic_parsed;
 use crate::model::{DataVersion, QueueData, TopicQueueMappingInfo, TopicTable};
 
 /// A body that cannot be read; answered with SYSTEM_ERROR, the connection stays open.
@@ -55,9 +55,6 @@ impl Default for BodyLimits {
         BodyLimits { max_inflated_bytes: 64 * 1024 * 1024, max_topics: 200_000 }
     }
 }
-
-/// Topics parsed between two looks at the clock in a paced decode (about 15 µs of work).
-pub(super) const PACE_EVERY_TOPICS: usize = 64;
 
 thread_local! {
     /// The topic cap of the body being decoded on this thread: serde's `deserialize_with`
@@ -287,9 +284,7 @@ fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<TopicTable, D::Error> 
                         return Err(de::Error::custom(BodyError::TooManyTopics { max }));
                     }
                     topics.push_parts(&key.0, tc.topic_name.as_deref(), tc.queue());
-                    if topics.len() % PACE_EVERY_TOPICS == 0 {
-                        pace();
-                    }
+                    topic_parsed(topics.len());
                 }
             }
             Ok(topics)

@@ -5,10 +5,10 @@ use std::io::Read;
 
 use flate2::read::{DeflateDecoder, ZlibDecoder};
 
-use super::body::{BodyError, BodyLimits, DataVersionJson, MappingInfoJson, RegisterBody, PACE_EVERY_TOPICS};
+use super::body::{BodyError, BodyLimits, DataVersionJson, MappingInfoJson, RegisterBody};
 use super::code::version;
 use super::lenient::parse_lenient;
-use super::pace::pace;
+use super::pace::{pace, topic_parsed};
 use crate::model::{DataVersion, TopicConfig, TopicQueueMappingInfo, TopicTable};
 
 /// Inflated sizes above this must stay within [`MAX_RATIO`] of the compressed size.
@@ -103,12 +103,10 @@ pub fn decode_compressed(body: &[u8], request_version: i32, limits: BodyLimits) 
         return Err(BodyError::TooManyTopics { max: limits.max_topics });
     }
     let mut topics = TopicTable::with_capacity(topic_count);
-    for i in 1..=topic_count {
+    for _ in 0..topic_count {
         let tc = parse_topic_line(s.chunk("topic config")?)?;
         topics.push(tc.topic_name.as_deref().unwrap_or_default(), &tc);
-        if i % PACE_EVERY_TOPICS == 0 {
-            pace();
-        }
+        topic_parsed(topics.len());
     }
     let filter_servers: Option<Vec<String>> = parse_lenient(s.chunk("filterServerList")?)?;
     let mut mappings = Vec::new();
