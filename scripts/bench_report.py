@@ -98,6 +98,20 @@ def svg(records, path):
         f.write("\n".join(out) + "\n")
 
 
+def round_ratios(runs, path, server, against):
+    """`server`'s figure at `path` over `against`'s, for each round where both have one, in round order."""
+    of = {r["round"]: dig(r, path) for r in runs if r["server"] == against}
+    return [dig(r, path) / of[r["round"]] for r in sorted(runs, key=lambda r: r["round"])
+            if r["server"] == server and isinstance(dig(r, path), (int, float)) and of.get(r["round"])]
+
+
+def ratio_cells(ratios):
+    """The table cells for per-round ratios: their median, and each round's."""
+    if not ratios:
+        return "—", "—"
+    return f"{median(ratios):.2f}x", ", ".join(f"{x:.2f}" for x in ratios)
+
+
 SCALE_CONFIGS = [
     ("namesrv-pinned1", "namesrv, io_threads 1, pinned to core 0 (load tool on core 1)"),
     ("namesrv-free1", "namesrv, io_threads 1, unpinned"),
@@ -117,17 +131,13 @@ def scaling(records):
     for depth in (8, 32):
         w = f"scale-d{depth}"
         runs = [r for r in records if r["workload"] == w]
-        base_of = {r["round"]: dig(r, "route.per_second") for r in runs if r["server"] == "namesrv-pinned1"}
         for label, text in SCALE_CONFIGS:
             rs = [r for r in runs if r["server"] == label]
             if not rs:
                 continue
             qps = median([dig(r, "route.per_second") for r in rs])
-            ratios = [dig(r, "route.per_second") / base_of[r["round"]] for r in sorted(rs, key=lambda r: r["round"])
-                      if dig(r, "route.per_second") and base_of.get(r["round"])]
-            ratio = f"{median(ratios):.2f}x" if ratios else "—"
-            per_round = ", ".join(f"{x:.2f}" for x in ratios)
-            out.append(f"| {depth} | {text} | {fmt(qps)} | {ratio} | {per_round or '—'} "
+            ratio, per_round = ratio_cells(round_ratios(runs, "route.per_second", label, "namesrv-pinned1"))
+            out.append(f"| {depth} | {text} | {fmt(qps)} | {ratio} | {per_round} "
                        f"| {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
                        f"| {fmt(median([dig(r, 'server_cpu_percent') for r in rs]))} |")
     return out
@@ -149,11 +159,8 @@ def baseline(records):
         if old is None:
             continue
         ours = median([dig(r, path) for r in runs if r["server"] == "namesrv"])
-        mine = {r["round"]: dig(r, path) for r in runs if r["server"] == "namesrv"}
-        ratios = [mine[r["round"]] / dig(r, path) for r in sorted(runs, key=lambda r: r["round"])
-                  if r["server"] == "baseline" and dig(r, path) and mine.get(r["round"]) is not None]
-        ratio = f"{median(ratios):.2f}x" if ratios else "—"
-        out.append(f"| {text} | {fmt(ours)} | {fmt(old)} | {ratio} | {', '.join(f'{x:.2f}' for x in ratios) or '—'} |")
+        ratio, per_round = ratio_cells(round_ratios(runs, path, "namesrv", "baseline"))
+        out.append(f"| {text} | {fmt(ours)} | {fmt(old)} | {ratio} | {per_round} |")
     return out
 
 
