@@ -88,13 +88,10 @@ async fn route_load(addr: &str, topics: Rc<Vec<String>>, load: &Load) -> io::Res
     let mut others = Vec::with_capacity(threads - 1);
     for thread in 1..threads {
         let (frames, addr, load) = (frames.clone(), addr.to_owned(), load.clone());
-        others.push(std::thread::Builder::new().name(format!("route-{thread}")).spawn(
-            move || -> io::Result<Samples> {
-                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-                let conns = (thread..load.connections).step_by(threads);
-                runtime.block_on(local(route_conns(&addr, &frames, conns, &load, (begin, end))))
-            },
-        )?);
+        others.push(spawn_thread(format!("route-{thread}"), move || async move {
+            let conns = (thread..load.connections).step_by(threads);
+            route_conns(&addr, &frames, conns, &load, (begin, end)).await
+        })?);
     }
     let mine = tokio::task::spawn_local({
         let (frames, addr, load) = (frames, addr.to_owned(), load.clone());
@@ -114,7 +111,7 @@ async fn route_load(addr: &str, topics: Rc<Vec<String>>, load: &Load) -> io::Res
     });
     let mut samples = mine.await.map_err(io::Error::other)??;
     for thread in others {
-        samples.merge(thread.join().map_err(|_| io::Error::other("route load thread panicked"))??);
+        samples.merge(join_thread(thread)?);
     }
     ticker.abort();
     eprintln!();
@@ -211,13 +208,11 @@ pub async fn storm(addr: &str, shape: &Shape, load: &Load, period_ms: u64) -> io
         let topics = Rc::new(workload::all_topics(&held.brokers));
         let stop = Instant::now() + Duration::from_secs_f64(load.warmup + load.duration);
         let (brokers, stormer_addr) = (held.brokers.clone(), addr.to_owned());
-        let stormers =
-            std::thread::Builder::new().name("storm-brokers".into()).spawn(move || -> io::Result<Samples> {
-                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-                runtime.block_on(local(storm_brokers(&stormer_addr, brokers, period_ms, stop)))
-            })?;
+        let stormers = spawn_thread("storm-brokers".into(), move || async move {
+            storm_brokers(&stormer_addr, brokers, period_ms, stop).await
+        })?;
         let route = route_load(addr, topics, load).await?.summary(load.duration);
-        let registrations = stormers.join().map_err(|_| io::Error::other("storm thread panicked"))??;
+        let registrations = join_thread(stormers)?;
         let registrations = registrations.summary(load.warmup + load.duration);
         drop(held);
         Ok(json!({"scenario": "storm", "period_ms": period_ms, "route": route, "register": registrations}))
@@ -292,6 +287,28 @@ async fn server_cpu_percent(pid: u32, warmup: f64, duration: f64) -> Option<f64>
     let begin = cpu_seconds(pid)?;
     tokio::time::sleep(Duration::from_secs_f64(duration)).await;
     Some(100.0 * (cpu_seconds(pid)? - begin) / duration)
+}
+
+/// Runs the future `work` makes on a new thread named `name`, in a runtime and LocalSet of
+/// its own (a part of the load that must not share the caller's thread).
+fn spawn_thread<T, F>(
+    name: String,
+    work: impl FnOnce() -> F + Send + 'static,
+) -> io::Result<std::thread::JoinHandle<io::Result<T>>>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = io::Result<T>>,
+{
+    std::thread::Builder::new().name(name).spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(local(work()))
+    })
+}
+
+/// Waits for a thread of [`spawn_thread`] and returns what its work came to.
+fn join_thread<T>(thread: std::thread::JoinHandle<io::Result<T>>) -> io::Result<T> {
+    let name = thread.thread().name().unwrap_or("load").to_owned();
+    thread.join().map_err(|_| io::Error::other(format!("{name} thread panicked")))?
 }
 
 /// Runs `work` on a LocalSet (the connections are single-threaded tasks).
