@@ -186,8 +186,9 @@ impl Apply<ConfigStore> for ReloadConfig {
                 report.needs_restart.push(key);
             }
         }
-        info!(applied = report.applied.len(), needs_restart = report.needs_restart.len(), "config reloaded");
         store.registry.tell(ApplyOptions { conn: self.conn, options: RegistryOptions::from(&next) });
+        // Logged once queued: a request sent after this line reaches the registry after the options.
+        info!(applied = report.applied.len(), needs_restart = report.needs_restart.len(), "config reloaded");
         store.settings = next;
         Ok(report)
     }

@@ -105,8 +105,9 @@ impl Acl {
             filewatch::spawn("acl-reload", vec![path.clone()], interval, move |cause| match Accounts::load(&path) {
                 Ok(accounts) => {
                     let requested = cause == Cause::Requested;
-                    info!(file = %shown_path, accounts = accounts.len(), requested, "accounts reloaded");
+                    let count = accounts.len();
                     table.store(Arc::new(accounts));
+                    info!(file = %shown_path, accounts = count, requested, "accounts reloaded");
                 }
                 Err(error) => error!(%error, "accounts file not reloaded: the previous accounts stay in force"),
             })

@@ -63,8 +63,8 @@ impl Tls {
         let interval = Duration::from_millis(settings.security_reload_interval_ms);
         let reload = move |cause| match server_config(&files) {
             Ok(config) => {
-                info!(cert = %files.cert.display(), requested = cause == Cause::Requested, "TLS certificate reloaded");
                 table.store(config);
+                info!(cert = %files.cert.display(), requested = cause == Cause::Requested, "TLS certificate reloaded");
             }
             Err(error) => error!(%error, "TLS files not reloaded: the previous certificate stays in use"),
         };
