@@ -167,7 +167,11 @@ fn silent_broker_is_removed_after_its_timeout_and_heartbeats_keep_it() {
         conn.send(&heartbeat);
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(client.route("S1"), Err(17), "silent broker expired");
+    let expired = eventually(Duration::from_secs(3), || {
+        conn.send(&heartbeat);
+        client.route("S1") == Err(17)
+    });
+    assert!(expired, "silent broker expired");
     assert!(client.route("C1").is_ok(), "heartbeats kept the other broker");
 }
 
@@ -175,12 +179,12 @@ fn silent_broker_is_removed_after_its_timeout_and_heartbeats_keep_it() {
 fn broker_registered_timeout_overrides_the_default() {
     let server = TestServer::with(|s| s.scan_interval_ms = 50);
     let mut broker = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
-    broker.heartbeat_timeout_ms = Some(200);
+    broker.heartbeat_timeout_ms = Some(1000);
     let mut conn = server.client();
     conn.register(&broker);
     let mut client = server.client();
     assert!(client.route("T1").is_ok());
-    assert!(eventually(Duration::from_secs(2), || client.route("T1") == Err(17)));
+    assert!(eventually(Duration::from_secs(5), || client.route("T1") == Err(17)));
 }
 
 #[test]

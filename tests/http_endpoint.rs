@@ -26,9 +26,12 @@ fn metrics_count_requests_registrations_removals_and_read_the_registry_when_scra
     let mut other = server.client();
     assert_success(&other.register(&Broker::new("c", "b2", 0, "127.0.0.1:2").topics(&["T3", "T4"])));
     drop(other);
+    // Both are counted on other threads after the fact: the close on `other`'s I/O thread, the
+    // one-way request once the registry has answered it.
     assert!(eventually(Duration::from_secs(5), || {
         let text = get(http, "/metrics").body;
         sample(&text, r#"namesrv_broker_removals_total{reason="connection_closed"}"#) == Some(1.0)
+            && sample(&text, r#"namesrv_requests_total{code="GET_BROKER_CLUSTER_INFO",result="ONEWAY"}"#) == Some(1.0)
     }));
 
     let response = get_accepting(http, "/metrics", PROMETHEUS_ACCEPT);

@@ -18,8 +18,8 @@ use crate::java_model::{ConnId, Model};
 use conn::Conn;
 use ops::{Target, BROKER_SLOTS, SHARED_ADDRS};
 
-/// How long a connection close may take to show.
-const CLOSE_SETTLES_WITHIN: Duration = Duration::from_millis(500);
+/// How long a connection close may take to show (waited out only when it has not shown).
+const CLOSE_SETTLES_WITHIN: Duration = Duration::from_secs(3);
 
 /// The server, its connections and the model, for one sequence.
 pub struct World<'a> {
