@@ -203,16 +203,21 @@ impl RouteConn {
         Ok(())
     }
 
-    /// Keeps `depth` queries in flight until `end`, recording answers from `begin` on; topics are
-    /// picked by `pick`.
+    /// Keeps `depth` queries in flight until `end`, recording answers from `begin` on; the
+    /// topics are asked in the order of `frames`, front to back and round again.
     pub async fn run(
         mut self,
         frames: &RouteFrames,
         depth: usize,
         (begin, end): (Instant, Instant),
-        mut pick: impl FnMut() -> usize,
     ) -> io::Result<Samples> {
         let mut samples = Samples::default();
+        let mut next = 0;
+        let mut pick = || {
+            let index = next;
+            next = (next + 1) % frames.len();
+            index
+        };
         let now = Instant::now();
         for _ in 0..depth {
             self.queue(frames, pick(), now);

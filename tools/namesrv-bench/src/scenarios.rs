@@ -133,14 +133,7 @@ async fn route_conns(
         // Each connection asks every topic in turn, in an order of its own.
         let frames = frames.shuffled(&mut Rng::new(load.seed.wrapping_add(c as u64 * 7919)));
         let depth = load.depth;
-        tasks.push(tokio::task::spawn_local(async move {
-            let (count, mut next) = (frames.len(), 0);
-            conn.run(&frames, depth, (begin, end), || {
-                next = (next + 1) % count;
-                next
-            })
-            .await
-        }));
+        tasks.push(tokio::task::spawn_local(async move { conn.run(&frames, depth, (begin, end)).await }));
     }
     let mut samples = Samples::default();
     for task in tasks {
