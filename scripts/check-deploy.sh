@@ -8,7 +8,8 @@
 #   3. with podman or a docker engine: scripts/build-image.sh builds the image, and the exported
 #      filesystem's binary runs (chroot, as the image's non-root user, no environment): it checks
 #      its config, serves, keeps state in /var/lib/namesrv, and stops on SIGTERM.
-# A tool that is missing is reported as skipped; a check that runs and fails exits 1.
+# A tool that is missing is reported as skipped, which under CI=true fails the script (CI must
+# check everything); a check that runs and fails exits 1.
 #   scripts/check-deploy.sh [--no-image]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,10 +23,18 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+# A check that cannot run: a pass for a developer without the tool, a failure in CI.
+skip() {
+    echo "skipped: $1"
+    if [ "${CI:-}" = true ]; then
+        echo "check-deploy: a skipped check fails under CI=true" >&2
+        exit 1
+    fi
+}
 
 echo "== kubernetes: kustomize render + kubernetes-validate $K8S_VERSION"
 if ! command -v kubectl >/dev/null; then
-    echo "skipped: kubectl not found"
+    skip "kubectl not found"
 else
     kubectl kustomize deploy/kubernetes > "$WORK/rendered.yaml"
     if ! python3 -c "import kubernetes_validate" 2>/dev/null; then
@@ -39,9 +48,9 @@ fi
 echo "== systemd: systemd-analyze verify"
 BIN="$CARGO_TARGET_DIR/debug/namesrv"
 if ! command -v systemd-analyze >/dev/null; then
-    echo "skipped: systemd-analyze not found (Debian package: systemd)"
+    skip "systemd-analyze not found (Debian package: systemd)"
 elif [ ! -x "$BIN" ]; then
-    echo "skipped: $BIN not built (cargo build first)"
+    skip "$BIN not built (cargo build first)"
 else
     ROOT="$WORK/root"
     mkdir -p "$ROOT/usr/local/bin" "$ROOT/etc/systemd/system" "$ROOT/bin" "$ROOT/usr/lib/systemd"
@@ -64,9 +73,9 @@ elif command -v docker >/dev/null && docker info >/dev/null 2>&1; then
     ENGINE=docker
 fi
 if [ "${1:-}" = "--no-image" ]; then
-    echo "skipped: --no-image"
+    skip "--no-image"
 elif [ -z "$ENGINE" ]; then
-    echo "skipped: neither podman nor a docker engine is available"
+    skip "neither podman nor a docker engine is available"
 else
     bash scripts/build-image.sh "$IMAGE_TAG"
     CONTAINER=$("$ENGINE" create "$IMAGE_TAG")
@@ -76,7 +85,7 @@ else
     ENTRY=$("$ENGINE" image inspect --format '{{json .Config.Entrypoint}} {{.Config.User}}' "$IMAGE_TAG")
     [ "$ENTRY" = '["/usr/local/bin/namesrv"] 65532:65532' ] || { echo "unexpected entrypoint/user: $ENTRY"; exit 1; }
     [ "$(stat -c %u "$ROOTFS/var/lib/namesrv")" = 65532 ] || { echo "/var/lib/namesrv is not the user's"; exit 1; }
-    [ "$(id -u)" = 0 ] || { echo "image built; running its binary needs chroot (root): skipped"; exit 0; }
+    if [ "$(id -u)" != 0 ]; then skip "image built; running its binary needs chroot (root)"; exit 0; fi
     # As the image runs it: its user, no environment, its own filesystem only.
     env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv --check-config \
         --listen 127.0.0.1:0 > "$WORK/check.out"
