@@ -2,6 +2,7 @@
 //! the register apply step (changed table, changed dataVersion only, unchanged dataVersion),
 //! lookups of interned names, one expiry scan, and a registry round trip on the same thread
 //! and across arbiters.
+#![forbid(unsafe_code)]
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! The `namesrv` binary: command line, logging, settings, then serve until Ctrl-C / SIGTERM,
 //! reloading the configuration on SIGHUP.
+#![forbid(unsafe_code)]
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -12,6 +12,7 @@
 //! With `INTEROP_ACCESS_KEY` and `INTEROP_SECRET_KEY` set, the producer and the consumer sign every
 //! request with rocketmq-rust's `AclClientRPCHook` (RocketMQ session credentials), as a client of a
 //! NameServer with access control on must.
+#![forbid(unsafe_code)]
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

@@ -2,6 +2,7 @@
 //!
 //! Subcommands: `populate`, `route`, `register`, `storm`, `conns`, `fleet`, `memory`, `churn`, `attack`. Each prints a
 //! table, or one JSON line with `--json`. Everything is bounded in count and time and stops by itself.
+#![forbid(unsafe_code)]
 
 mod attack;
 mod churn;

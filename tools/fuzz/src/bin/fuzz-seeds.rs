@@ -1,5 +1,6 @@
 //! Writes the seed corpus of every target (`seed-*` files under `tools/fuzz/corpus/<target>/`)
 //! from the captured wire samples and the unit-test vectors; `scripts/fuzz.sh --seeds` runs it.
+#![forbid(unsafe_code)]
 
 use std::fs;
 use std::path::PathBuf;

@@ -3,6 +3,7 @@
 //! input slower than the hang limit, fails the target; the input is saved and printed in hex.
 //!
 //! Usage: fuzz-smoke [--seconds N per target] [--seed S] [--corpus DIR] [--crashes DIR] [TARGET...]
+#![forbid(unsafe_code)]
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
