@@ -80,7 +80,7 @@ async fn setup(addr: &str, kind: Kind) -> io::Result<Setup> {
     let broker = SimBroker {
         cluster: "AttackCluster".into(),
         name: "attack-broker".into(),
-        addr: "10.99.0.1:10911".into(),
+        addr: "198.51.100.201:20911".into(),
         topics: (0..topics).map(|t| format!("AttackTopic-{t}")).collect(),
         queues: 8,
     };
@@ -186,9 +186,9 @@ fn bomb(inflated: usize) -> Vec<u8> {
 fn register_with_body(name: &str, body: Vec<u8>, compressed: bool) -> RemotingCommand {
     let ext = ExtFields::new()
         .with("brokerName", name)
-        .with("brokerAddr", "10.99.0.2:10911")
+        .with("brokerAddr", "198.51.100.202:20911")
         .with("clusterName", "AttackCluster")
-        .with("haServerAddr", "10.99.0.2:10912")
+        .with("haServerAddr", "198.51.100.202:20912")
         .with("brokerId", "0")
         .with("compressed", compressed.to_string())
         .with("bodyCrc32", body_crc32(&body).to_string());
@@ -219,7 +219,7 @@ async fn names(addr: &str) -> io::Result<Value> {
     let broker = SimBroker {
         cluster: "AttackCluster".into(),
         name: huge.clone(),
-        addr: "10.99.0.3:10911".into(),
+        addr: "198.51.100.203:20911".into(),
         topics: vec!["A".into(), "B".into()],
         queues: 1,
     };

@@ -163,7 +163,8 @@ impl Incarnation {
         let topics = (0..2 + rng.below(5)).map(|_| format!("ChurnTopic-{}", rng.below(TOPIC_POOL))).collect();
         Incarnation {
             name: format!("churn-{slot}-{}", rng.below(1_000_000)),
-            addr: format!("10.77.{}.{}:{}", slot / 250, slot % 250, 10_000 + rng.below(8)),
+            // One of the slot's four documentation-only addresses (distinct from other slots').
+            addr: workload::doc_addr(slot, 30_000 + rng.below(4) as u16),
             topics,
             compressed: rng.below(10) < 3,
             timeout_ms,

@@ -58,7 +58,9 @@ pub type Stream = Either<TcpStream, TlsStream<TcpStream>>;
 
 /// Connects to `addr`, with TLS when configured.
 pub async fn connect_stream(addr: &str) -> io::Result<Stream> {
-    let tcp = TcpStream::connect(addr).await?;
+    let tcp = TcpStream::connect(addr)
+        .await
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {addr}: {e}")))?;
     tcp.set_nodelay(true)?;
     Ok(match &options().tls {
         None => Either::Left(tcp),

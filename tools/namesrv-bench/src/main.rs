@@ -37,6 +37,11 @@ struct Cli {
     /// Connect over TLS, trusting the CA certificates in this PEM file.
     #[arg(long, global = true, value_name = "PEM")]
     tls_ca: Option<String>,
+    /// Allow an `--addr` that is not a loopback address. The load registers simulated brokers
+    /// (at documentation-only addresses) and may delete or wipe what it registered: point it at
+    /// a production NameServer only on purpose.
+    #[arg(long, global = true)]
+    allow_remote: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -162,8 +167,44 @@ enum Command {
     },
 }
 
+/// Why `--addr` was refused.
+#[derive(Debug)]
+enum TargetError {
+    /// The address did not resolve.
+    Unresolved(String, std::io::Error),
+    /// The address is not on this host and `--allow-remote` was not given.
+    NotLoopback(String),
+}
+
+impl std::fmt::Display for TargetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TargetError::Unresolved(addr, e) => write!(f, "--addr {addr}: {e}"),
+            TargetError::NotLoopback(addr) => write!(
+                f,
+                "--addr {addr} is not a loopback address: the load registers simulated brokers there; \
+                 pass --allow-remote to run it against that NameServer anyway"
+            ),
+        }
+    }
+}
+
+/// Refuses a NameServer address that is not on this host unless `--allow-remote` was given.
+fn check_target(addr: &str, allow_remote: bool) -> Result<(), TargetError> {
+    use std::net::ToSocketAddrs;
+    let resolved: Vec<_> = addr.to_socket_addrs().map_err(|e| TargetError::Unresolved(addr.into(), e))?.collect();
+    if allow_remote || resolved.iter().all(|a| a.ip().is_loopback()) {
+        return Ok(());
+    }
+    Err(TargetError::NotLoopback(addr.into()))
+}
+
 fn main() {
     let cli = Cli::parse();
+    if let Err(e) = check_target(&cli.addr, cli.allow_remote) {
+        eprintln!("namesrv-bench: {e}");
+        std::process::exit(2);
+    }
     let credentials = cli.access_key.clone().zip(cli.secret_key.clone()).map(|(access_key, secret_key)| {
         namesrv::protocol::acl_signature::SessionCredentials { access_key, secret_key, security_token: None }
     });
@@ -221,5 +262,19 @@ fn print_table(prefix: &str, value: &serde_json::Value) {
             Some(f) if value.is_f64() => println!("{prefix:<32} {f:.1}"),
             _ => println!("{prefix:<32} {value}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_targets_run_without_allow_remote() {
+        assert!(check_target("127.0.0.1:9876", false).is_ok());
+        assert!(check_target("[::1]:9876", false).is_ok());
+        assert!(matches!(check_target("192.0.2.7:9876", false), Err(TargetError::NotLoopback(_))));
+        assert!(check_target("192.0.2.7:9876", true).is_ok());
+        assert!(matches!(check_target("no-port", false), Err(TargetError::Unresolved(..))));
     }
 }

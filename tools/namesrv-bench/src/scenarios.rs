@@ -98,15 +98,17 @@ async fn route_load(addr: &str, topics: Rc<Vec<String>>, load: &Load) -> io::Res
         async move { route_conns(&addr, &frames, (0..load.connections).step_by(threads), &load, (begin, end)).await }
     });
     let ticker = tokio::task::spawn_local(async move {
-        let total = begin.elapsed().as_secs_f64();
+        let total = end.saturating_duration_since(begin).as_secs_f64();
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
             let now = Instant::now();
             if now >= end {
                 break;
             }
-            let done = now.saturating_duration_since(begin).as_secs_f64();
-            eprint!("\r[route] {done:5.1}/{total:.1} s measured");
+            match now.checked_duration_since(begin) {
+                Some(done) => eprint!("\r[route] {:5.1}/{total:.1} s measured", done.as_secs_f64()),
+                None => eprint!("\r[route] warming up, {:.1} s left", (begin - now).as_secs_f64()),
+            }
         }
     });
     let mut samples = mine.await.map_err(io::Error::other)??;

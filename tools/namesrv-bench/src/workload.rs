@@ -24,13 +24,28 @@ pub fn brokers(clusters: usize, brokers: usize, topics: usize, queues: u32, shar
             out.push(SimBroker {
                 cluster: format!("BenchCluster{c}"),
                 name: format!("bench-broker-{c}-{b}"),
-                addr: format!("10.{}.{}.{}:10911", c % 250, b / 250, b % 250),
+                addr: doc_addr(c * brokers + b, 10911),
                 topics: (0..topics).map(|t| format!("BenchTopic-{owner}-{t}")).collect(),
                 queues,
             });
         }
     }
     out
+}
+
+/// The documentation-only networks (RFC 5737): no real broker has an address in them, so a load
+/// pointed at a real NameServer never replaces a real broker's registration (address reuse).
+const DOC_NETS: [&str; 3] = ["192.0.2", "198.51.100", "203.0.113"];
+/// Hosts in [`DOC_NETS`].
+const DOC_HOSTS: usize = 3 * 254;
+
+/// The address of simulated broker `index`: a host in the documentation-only networks, and past
+/// their 762 hosts the port moves on by 4 a round, so every index below about ten million has
+/// an address of its own.
+pub fn doc_addr(index: usize, port: u16) -> String {
+    let host = index % DOC_HOSTS;
+    let port = (usize::from(port) + 4 * (index / DOC_HOSTS)) % 65_536;
+    format!("{}.{}:{port}", DOC_NETS[host / 254], host % 254 + 1)
 }
 
 /// Every distinct topic of a broker set.
@@ -112,4 +127,22 @@ pub fn register_body(broker: &SimBroker, counter: u64) -> Vec<u8> {
 /// A GET_ROUTEINFO_BY_TOPIC as a 5.x client sends it.
 pub fn route_request(topic: &str) -> RemotingCommand {
     RemotingCommand::request(105, Some(ExtFields::new().with("topic", topic)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulated_brokers_get_distinct_documentation_only_addresses() {
+        let all = brokers(30, 100, 1, 1, false);
+        let mut addrs: Vec<&str> = all.iter().map(|b| b.addr.as_str()).collect();
+        assert!(addrs.iter().all(|a| DOC_NETS.iter().any(|net| a.starts_with(&format!("{net}.")))), "{addrs:?}");
+        addrs.sort_unstable();
+        addrs.dedup();
+        assert_eq!(addrs.len(), 3_000);
+        assert_eq!(doc_addr(0, 10911), "192.0.2.1:10911");
+        assert_eq!(doc_addr(761, 10911), "203.0.113.254:10911");
+        assert_eq!(doc_addr(762, 10911), "192.0.2.1:10915");
+    }
 }
