@@ -43,6 +43,24 @@ else
     python3 -m kubernetes_validate --strict --quiet -k "$K8S_VERSION" "$WORK/rendered.yaml"
     python3 scripts/check-k8s.py "$WORK/rendered.yaml"
     echo "kubernetes: $(grep -c '^kind:' "$WORK/rendered.yaml") objects rendered and valid"
+    # The optional components (PodMonitor, NetworkPolicy), rendered in an overlay of the base.
+    mkdir -p "$WORK/overlay"
+    BASE=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$PWD/deploy/kubernetes" "$WORK/overlay")
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\ncomponents:\n' "$BASE" > "$WORK/overlay/kustomization.yaml"
+    for c in deploy/kubernetes/components/*/; do echo "  - $BASE/components/$(basename "$c")" >> "$WORK/overlay/kustomization.yaml"; done
+    kubectl kustomize "$WORK/overlay" > "$WORK/overlay.yaml"
+    # kubernetes-validate knows the built-in kinds only: the PodMonitor (a CRD) is checked by
+    # check-k8s.py alone.
+    python3 - "$WORK/overlay.yaml" "$WORK/overlay-builtin.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] != "PodMonitor"]
+yaml.safe_dump_all(docs, open(sys.argv[2], "w"))
+PY
+    python3 -m kubernetes_validate --strict --quiet -k "$K8S_VERSION" "$WORK/overlay-builtin.yaml"
+    python3 scripts/check-k8s.py "$WORK/overlay.yaml"
+    grep -q '^kind: PodMonitor' "$WORK/overlay.yaml" && grep -q '^kind: NetworkPolicy' "$WORK/overlay.yaml" \
+        || { echo "the optional components did not render"; exit 1; }
+    echo "kubernetes: the optional components (PodMonitor, NetworkPolicy) render and check"
 fi
 
 echo "== systemd: systemd-analyze verify"

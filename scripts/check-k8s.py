@@ -55,9 +55,34 @@ def main(path):
             mounts = {m["mountPath"] for m in c.get("volumeMounts", [])}
             need("/var/lib/namesrv" in mounts, f"{c['name']}: /var/lib/namesrv on a volume")
     need(len(by_kind.get("PodDisruptionBudget", [])) == 1, "a PodDisruptionBudget")
+    if sts:
+        check_components(by_kind, sts["spec"]["template"], need)
     for p in problems:
         print(f"k8s: missing {p}")
     return 1 if problems else 0
+
+
+def check_components(by_kind, template, need):
+    """The optional components (deploy/kubernetes/components), when rendered: the PodMonitor
+    scrapes the pods' HTTP port, the NetworkPolicy selects the pods and lets anyone reach the
+    remoting port."""
+    labels = template["metadata"]["labels"]
+    ports = {p["name"]: p["containerPort"] for c in template["spec"]["containers"] for p in c.get("ports", [])}
+    for pm in by_kind.get("PodMonitor", []):
+        selector = pm["spec"]["selector"].get("matchLabels", {})
+        need(selector and selector.items() <= labels.items(), "a PodMonitor selecting the NameServer pods")
+        for ep in pm["spec"]["podMetricsEndpoints"]:
+            need(ep.get("port") == "http" and "http" in ports, "the PodMonitor scraping the pods' http port")
+            need(ep.get("path") == "/metrics", "the PodMonitor scraping /metrics")
+    for np in by_kind.get("NetworkPolicy", []):
+        selector = np["spec"]["podSelector"].get("matchLabels", {})
+        need(selector and selector.items() <= labels.items(), "a NetworkPolicy selecting the NameServer pods")
+        open_remoting = [
+            rule for rule in np["spec"].get("ingress", [])
+            if {"namespaceSelector": {}} in rule.get("from", [])
+            and any(p.get("port") in ("remoting", ports.get("remoting")) for p in rule.get("ports", []))
+        ]
+        need(open_remoting, "a NetworkPolicy letting brokers and clients from any namespace reach the remoting port")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@
 #   2. a Prometheus server scrapes namesrv every second (it negotiates OpenMetrics) while six
 #      brokers of two clusters are registered and clients ask for routes (scripts/demo_load.py);
 #      PromQL through Prometheus's HTTP API must give namesrv_brokers == 6, namesrv_clusters == 2
-#      and a non-zero rate of route requests, and the scrape target must be up with no error.
+#      and a non-zero rate of route requests, and the scrape target must be up with no error;
+#   3. the shipped alert rules (deploy/prometheus) pass `promtool check rules` and their unit
+#      tests (`promtool test rules`), and every metric the rules and the Grafana dashboard
+#      (deploy/grafana) use is in the live scrape, every dashboard query accepted by Prometheus.
 # Prints what it checked and the query results; exits non-zero on the first failure, keeping logs.
 #
 # Env: NS_BIN_PREBUILT=1 skips the release build; KEEP_LOGS=1 keeps the logs always.
@@ -104,5 +107,11 @@ echo "PromQL route p99 over 10 s = ${p99:-none} s"
 # the histogram's buckets are wrong, not the server slow.
 python3 -c "import sys; sys.exit(0 if 0 < float('${p99:-0}') < 0.1 else 1)" \
     || { echo "observe: route p99 ${p99:-none} s is not plausible"; exit 1; }
+
+# 3. The alert rules and the dashboard against the real tools and the live server.
+promtool check rules "$ROOT"/deploy/prometheus/*-rules.yml
+(cd "$ROOT/deploy/prometheus" && promtool test rules ./*-rules.test.yml)
+curl -sf "http://$HTTP_ADDR/metrics" > "$WORK/metrics-end.txt"
+python3 "$ROOT/scripts/check-dashboard.py" "$WORK/metrics-end.txt" --prom "$PROM"
 FAILED=0
 echo "observe: passed"
