@@ -7,6 +7,7 @@
 //! live registration's address is listed by some group. Java keeps either half-gone after some
 //! removals; here a removal takes the address out of every group that lists it.
 
+use super::stall::{Stall, TickWatch};
 use super::tables::RouteTables;
 use crate::mailbox::ConnId;
 use crate::model::{DataVersion, MASTER_ID};
@@ -30,6 +31,17 @@ pub struct Removed {
     pub conn: ConnId,
     /// When its last registration or heartbeat arrived (ms on the registry clock).
     pub last_update_ms: u64,
+}
+
+/// What one expiry tick did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpiryTick {
+    /// The stall of our own this tick detected, if it came late.
+    pub stall: Option<Stall>,
+    /// Brokers whose silence the stall excused.
+    pub excused: usize,
+    /// Brokers removed, silent past their timeout.
+    pub expired: Vec<Removed>,
 }
 
 /// Addresses of each kind one slice of the consistency pass checks (see `heal_slice`).
@@ -159,6 +171,16 @@ impl RouteTables {
         removed
     }
 
+    /// The expiry tick at these clock readings (ms; `mono_ms` is the table clock): after a stall
+    /// of our own `watch` detects, every broker's silence is excused by the stall's length and
+    /// nothing expires for one scan interval; otherwise [`Self::expire`].
+    pub fn expiry_tick(&mut self, watch: &mut TickWatch, mono_ms: u64, wall_ms: u64) -> ExpiryTick {
+        let plan = watch.tick(mono_ms, wall_ms);
+        let excused = plan.stall.map_or(0, |s| self.excuse_silence(s.late_ms, mono_ms));
+        let expired = if plan.expire { self.expire(mono_ms) } else { Vec::new() };
+        ExpiryTick { stall: plan.stall, excused, expired }
+    }
+
     /// One slice of the consistency pass: of the addresses groups list and the live entries,
     /// those at positions `from..from + len` (in the maps' order) are checked; a listed address
     /// with no live registration and a live registration no group lists are removed. Nothing
@@ -203,6 +225,17 @@ impl RouteTables {
             }
             from = next;
         }
+    }
+
+    /// After a stall of our own (see `stall`): each broker's silence is excused by `stall_ms`,
+    /// its last update moved that much later, never past `now_ms`. Returns how many brokers.
+    pub fn excuse_silence(&mut self, stall_ms: u64, now_ms: u64) -> usize {
+        let mut count = 0;
+        for live in self.live_values_mut() {
+            live.last_update_ms = live.last_update_ms.saturating_add(stall_ms).min(now_ms).max(live.last_update_ms);
+            count += 1;
+        }
+        count
     }
 
     /// BROKER_HEARTBEAT: refreshes a live instance. Returns false for an unknown one.

@@ -13,6 +13,7 @@ pub mod liveness;
 pub mod messages;
 pub mod options;
 pub mod register;
+pub mod stall;
 pub mod tables;
 #[cfg(test)]
 mod tests;
@@ -21,7 +22,7 @@ pub mod view;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use actix::prelude::*;
 use tracing::{debug, info, info_span, warn};
@@ -32,6 +33,7 @@ use crate::notifier::{NotifierHandle, SendMinBrokerIdChange};
 use liveness::BrokerRef;
 use messages::CloseConnection;
 use options::RegistryOptions;
+use stall::TickWatch;
 use tables::RouteTables;
 
 /// Mailbox capacity: senders wait (back-pressure) only past this many queued messages.
@@ -57,6 +59,8 @@ pub struct RouteRegistry {
     connections: HashMap<ConnId, Recipient<CloseConnection>>,
     /// Where the next tick's slice of the consistency pass starts.
     heal_from: usize,
+    /// The expiry tick's punctuality: a late tick is a stall of our own.
+    ticks: TickWatch,
 }
 
 /// The registry's address, counting queued messages.
@@ -103,6 +107,7 @@ impl RouteRegistry {
             notifier,
             connections: HashMap::new(),
             heal_from: 0,
+            ticks: TickWatch::new(scan_interval.as_millis() as u64),
         };
         (registry, queued)
     }
@@ -111,13 +116,26 @@ impl RouteRegistry {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// The expiry tick: removes every broker silent past its timeout and closes its connection,
-    /// then runs the consistency pass.
+    /// The expiry tick: removes every broker silent past its timeout and closes its connection
+    /// (unless the tick came late: see `stall`), then runs the consistency pass.
     fn scan(&mut self) {
         let _span = info_span!("handle", actor = "registry", msg = "ExpiryTick").entered();
         let begin = Instant::now();
         let now = self.now_ms();
-        let expired = self.tables.expire(now);
+        let tick = self.tables.expiry_tick(&mut self.ticks, now, wall_ms());
+        if let Some(stall) = tick.stall {
+            if let Some(m) = &self.metrics {
+                m.registry_stalls.inc();
+            }
+            warn!(
+                stall_ms = stall.late_ms,
+                wall_stall_ms = stall.wall_late_ms,
+                brokers = tick.excused,
+                hold_ms = self.scan_interval.as_millis() as u64,
+                "expiry tick late: this process stalled; brokers' silence excused by the stall and expiry held for one scan interval"
+            );
+        }
+        let expired = tick.expired;
         self.count_removed(Removal::Expired, expired.len());
         for e in &expired {
             let b = &e.broker;
@@ -171,11 +189,17 @@ impl RouteRegistry {
     }
 }
 
+/// The wall clock in ms since the epoch (0 before it), for stall detection only.
+fn wall_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
 impl Actor for RouteRegistry {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
+        self.ticks.start(self.now_ms(), wall_ms());
         ctx.run_interval(self.scan_interval, |registry, _| registry.scan());
     }
 }

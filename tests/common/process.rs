@@ -121,6 +121,16 @@ impl Proc {
         self.signal("TERM");
     }
 
+    /// SIGSTOP: the process runs no more (a GC-like pause, a frozen VM) until [`Proc::resume`].
+    pub fn pause(&self) {
+        self.signal("STOP");
+    }
+
+    /// SIGCONT, after [`Proc::pause`].
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
     /// SIGHUP, as `systemctl reload` (the unit's ExecReload) sends it.
     pub fn hangup(&self) {
         self.signal("HUP");

@@ -110,6 +110,11 @@ impl RouteTables {
         self.live.get_mut(addr).filter(|l| l.cluster == cluster)
     }
 
+    /// Every live entry, to refresh them all (liveness shapes no cached body).
+    pub fn live_values_mut(&mut self) -> impl Iterator<Item = &mut LiveBroker> {
+        self.live.values_mut()
+    }
+
     /// Replaces (or with `None` removes) the filter servers of the broker at `addr` in `cluster`,
     /// dropping the cached bodies of every group of `cluster` that lists `addr` if they changed.
     pub fn set_filter_servers(&mut self, cluster: &str, addr: &str, servers: Option<Vec<String>>) {

@@ -1,6 +1,7 @@
 //! Expiry on an injected clock, heartbeats, removal of what empties, and fencing.
 
 use super::*;
+use crate::registry::stall::{Stall, TickWatch};
 
 #[test]
 fn a_broker_expires_one_millisecond_after_its_timeout() {
@@ -160,4 +161,40 @@ fn the_consistency_pass_runs_in_slices_that_cover_every_address() {
     assert_eq!(t.heal_slice(4, 4).1, 8);
     assert_eq!(t.heal_slice(8, 4).1, 0, "the last slice starts the pass over");
     assert_eq!(t.heal_slice(0, 10).1, 0, "a slice reaching the end exactly starts over too");
+}
+
+/// Two brokers with a 3 s timeout registered at 0: `live` (a:1) and `silent` (a:2).
+fn live_and_silent() -> RouteTables {
+    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 3_000, ..Default::default() });
+    register(&mut t, &broker("live", "a:1", &["T1", "T2"]), 0);
+    register(&mut t, &broker("silent", "a:2", &["U1", "U2"]), 0);
+    t
+}
+
+#[test]
+fn a_stall_of_our_own_expires_no_broker_that_kept_sending_but_a_silent_one_still_expires() {
+    const WALL: u64 = 1_700_000_000_000;
+    let names =
+        |e: Vec<crate::registry::liveness::Removed>| e.into_iter().map(|r| r.broker.broker_name).collect::<Vec<_>>();
+    let mut plain = live_and_silent();
+    plain.heartbeat("c", "a:1", 1_800);
+    assert_eq!(names(plain.expire(7_500)), ["live", "silent"], "without the watch both would go");
+
+    let mut t = live_and_silent();
+    let mut watch = TickWatch::new(500);
+    watch.start(0, WALL);
+    for ms in (500..=2_000).step_by(500) {
+        t.heartbeat("c", "a:1", ms - 200);
+        assert!(t.expiry_tick(&mut watch, ms, WALL + ms).expired.is_empty());
+    }
+    // Nothing ran from 2.0 s to 7.5 s; the tick is the first thing after, before the socket reads.
+    let tick = t.expiry_tick(&mut watch, 7_500, WALL + 7_500);
+    assert_eq!(tick.stall, Some(Stall { late_ms: 5_000, wall_late_ms: 5_000 }));
+    assert_eq!((tick.excused, tick.expired.len()), (2, 0));
+    t.heartbeat("c", "a:1", 7_510);
+    assert!(t.expiry_tick(&mut watch, 8_000, WALL + 8_000).expired.is_empty());
+    t.heartbeat("c", "a:1", 8_300);
+    let tick = t.expiry_tick(&mut watch, 8_500, WALL + 8_500);
+    assert_eq!((tick.stall, names(tick.expired)), (None, vec!["silent".to_owned()]), "silent 3 s beyond the stall");
+    assert!(route(&mut t, "T1").is_some());
 }
