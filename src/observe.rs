@@ -64,6 +64,7 @@ impl Observer {
                     readiness: readiness.clone(),
                     address_list: settings.address_server_list.clone(),
                     remoting_port: settings.listen_port,
+                    bind_address: settings.bind_address.clone(),
                 };
                 let handle =
                     http::start(listener, state).map_err(|error| ObserveError { addr: addr.to_string(), error })?;

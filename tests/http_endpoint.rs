@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::checks::assert_success;
-use common::http::{get, get_accepting, get_as, sample};
+use common::http::{get, get_accepting, get_with_headers, sample};
 use common::*;
 use namesrv::protocol::RemotingCommand;
 
@@ -114,12 +114,36 @@ fn probes_say_live_and_ready_and_readiness_follows_the_wait() {
 fn the_address_server_answers_this_server_or_the_configured_list() {
     let server = TestServer::with_http(|_| {});
     let http = server.http_addr.unwrap();
-    let own = get_as(http, &format!("namesrv-0.example:{}", http.port()), "/rocketmq/nsaddr");
-    assert_eq!((own.status, own.body.clone()), (200, format!("namesrv-0.example:{}", server.addr.port())));
+    let own = get(http, "/rocketmq/nsaddr");
+    assert_eq!((own.status, own.body.clone()), (200, format!("127.0.0.1:{}", server.addr.port())));
     assert!(own.content_type.starts_with("text/plain"));
 
     let fleet = TestServer::with_http(|s| s.address_server_list = "10.0.0.1:9876;10.0.0.2:9876".into());
     assert_eq!(get(fleet.http_addr.unwrap(), "/rocketmq/nsaddr").body, "10.0.0.1:9876;10.0.0.2:9876");
+}
+
+#[test]
+fn the_address_server_ignores_forged_host_and_forwarding_headers() {
+    let forged = [
+        ("evil.example:9876", ""),
+        ("evil.example", "X-Forwarded-Host: evil.example:9876\r\n"),
+        ("evil.example", "Forwarded: host=evil.example:9876;proto=http\r\n"),
+        ("127.0.0.1", "X-Forwarded-Host: evil.example\r\nForwarded: for=1.2.3.4;host=evil.example\r\n"),
+    ];
+    // A wildcard bind answers the address the client reached; a specific one, itself.
+    for bind in ["0.0.0.0", "127.0.0.1"] {
+        let server = TestServer::with_http(|s| s.bind_address = bind.into());
+        let http = server.http_addr.unwrap();
+        for (host, headers) in forged {
+            let answer = get_with_headers(http, host, "/rocketmq/nsaddr", headers);
+            assert_eq!(answer.status, 200);
+            assert_eq!(
+                answer.body,
+                format!("127.0.0.1:{}", server.addr.port()),
+                "bind {bind}, host {host}, {headers:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -65,6 +65,22 @@ pub struct HttpState {
     pub address_list: String,
     /// The remoting port, for the default address-server answer.
     pub remoting_port: u16,
+    /// The remoting `bind_address`, for the default address-server answer; when it is a wildcard
+    /// (`0.0.0.0`, `::`), the local address the HTTP client reached stands in.
+    pub bind_address: String,
+}
+
+/// The local address of an HTTP connection, noted when it is accepted.
+#[derive(Debug, Clone, Copy)]
+struct LocalAddr(std::net::SocketAddr);
+
+/// Notes the local address of each accepted HTTP connection (see [`LocalAddr`]).
+fn note_local_addr(connection: &dyn std::any::Any, data: &mut actix_web::dev::Extensions) {
+    if let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() {
+        if let Ok(local) = stream.local_addr() {
+            data.insert(LocalAddr(local));
+        }
+    }
 }
 
 /// Serves `listener` on one worker of its own; stopped through the handle.
@@ -81,6 +97,7 @@ pub fn start(listener: TcpListener, state: HttpState) -> std::io::Result<ServerH
             .route("/status.js", web::get().to(page::script))
             .configure(api::routes)
     })
+    .on_connect(note_local_addr)
     .workers(1)
     .disable_signals()
     .shutdown_timeout(1)
@@ -157,19 +174,35 @@ async fn readyz(state: web::Data<HttpState>) -> HttpResponse {
 }
 
 /// `GET /rocketmq/nsaddr`: Java's address-server answer, `host:port;host:port`, from
-/// `address_server_list`, or this server's remoting address as the client reached it.
+/// `address_server_list`, or this server's own remoting address. Clients trust this list, so it
+/// never comes from what the request says (`Host`, `X-Forwarded-Host`, `Forwarded`): it is the
+/// configured `bind_address`, or, when that is a wildcard, the local address the client reached.
 async fn nsaddr(state: web::Data<HttpState>, request: HttpRequest) -> HttpResponse {
-    let list = if state.address_list.trim().is_empty() {
-        let host = request.connection_info().host().to_owned();
-        let host = match host.rsplit_once(':') {
-            Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h.to_owned(),
-            _ => host,
-        };
-        format!("{host}:{}", state.remoting_port)
+    let list = state.address_list.trim();
+    let list = if list.is_empty() {
+        let reached = request.conn_data::<LocalAddr>().map(|l| l.0.ip());
+        own_address(&state.bind_address, reached, state.remoting_port)
     } else {
-        state.address_list.trim().to_owned()
+        list.to_owned()
     };
     HttpResponse::Ok().content_type(ContentType::plaintext()).body(list)
+}
+
+/// This server's remoting address as `host:port`: `bind_address` unless it is a wildcard (or
+/// empty), else `reached` (an IPv4-mapped IPv6 address shown as IPv4).
+fn own_address(bind_address: &str, reached: Option<std::net::IpAddr>, port: u16) -> String {
+    let bind = bind_address.trim().trim_start_matches('[').trim_end_matches(']');
+    let wildcard = bind.is_empty() || bind.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_unspecified());
+    let host = match (wildcard, reached) {
+        (false, _) => bind.parse::<std::net::IpAddr>().map_or_else(|_| bind.to_owned(), |ip| ip.to_string()),
+        (true, Some(ip)) => ip.to_canonical().to_string(),
+        (true, None) => "127.0.0.1".to_owned(),
+    };
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
 }
 
 #[cfg(test)]
@@ -192,6 +225,18 @@ mod tests {
         assert!(!wants_openmetrics("text/plain;version=0.0.4"));
         assert!(!wants_openmetrics("text/plain, application/openmetrics-text;q=0.5"));
         assert!(!wants_openmetrics("application/openmetrics-text;q=0"));
+    }
+
+    #[test]
+    fn the_own_address_is_the_bound_one_or_the_address_reached_behind_a_wildcard() {
+        let reached = Some("10.1.2.3".parse().unwrap());
+        assert_eq!(own_address("192.168.0.7", reached, 9876), "192.168.0.7:9876");
+        assert_eq!(own_address("namesrv-0.local", reached, 9876), "namesrv-0.local:9876");
+        assert_eq!(own_address("0.0.0.0", reached, 9876), "10.1.2.3:9876");
+        assert_eq!(own_address("::", Some("::ffff:10.1.2.3".parse().unwrap()), 1), "10.1.2.3:1");
+        assert_eq!(own_address("[::]", Some("fd00::5".parse().unwrap()), 1), "[fd00::5]:1");
+        assert_eq!(own_address("::1", None, 1), "[::1]:1");
+        assert_eq!(own_address("", None, 1), "127.0.0.1:1");
     }
 
     #[test]

@@ -29,6 +29,12 @@ pub fn get_accepting(addr: SocketAddr, path: &str, accept: &str) -> Response {
     request(addr, &addr.to_string(), path, &format!("Accept: {accept}\r\n"))
 }
 
+/// `GET path` from `addr`, with `host` as the Host header and `headers` (each ending in CRLF)
+/// added.
+pub fn get_with_headers(addr: SocketAddr, host: &str, path: &str, headers: &str) -> Response {
+    request(addr, host, path, headers)
+}
+
 /// `GET path` with `host` as the Host header and `headers` (each ending in CRLF) added.
 fn request(addr: SocketAddr, host: &str, path: &str, headers: &str) -> Response {
     let mut stream = TcpStream::connect(addr).expect("connect to the http endpoint");
