@@ -189,6 +189,25 @@ fn runtime_values_are_checked() {
 }
 
 #[test]
+fn one_update_cannot_cut_the_broker_timeout_below_the_runtime_minimum() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_success(&client.register(&broker_a()));
+    let before = get_config(&mut client);
+    for body in ["broker_timeout_ms=1000", "enableTopicList=false\nbroker_timeout_ms=59999"] {
+        let resp = update_config(&mut client, Some(body));
+        assert_eq!(resp.code, SYSTEM_ERROR, "{body:?}");
+        let remark = resp.remark.unwrap_or_default();
+        assert!(remark.contains("outside the runtime range 60000..=86400000"), "{body:?}: {remark}");
+    }
+    assert_eq!(get_config(&mut client), before, "nothing changed");
+    assert!(!Path::new(&server.settings.config_store_path).exists(), "nothing was persisted");
+    assert!(client.route("TopicOrder").is_ok(), "the broker stays routed");
+    assert_success(&update_config(&mut client, Some("broker_timeout_ms=60000")));
+    assert_eq!(config_value(&get_config(&mut client), "broker_timeout_ms").as_deref(), Some("60000"));
+}
+
+#[test]
 fn an_update_without_a_body_is_a_successful_no_op() {
     let server = TestServer::start();
     let mut client = server.client();

@@ -108,6 +108,9 @@ pub struct Settings {
     pub scan_interval_ms: u64,
     /// Expiry of brokers that register no `heartbeatTimeoutMillis`.
     pub broker_timeout_ms: u64,
+    /// The lowest `broker_timeout_ms` UPDATE_NAMESRV_CONFIG may set: well above the brokers'
+    /// 30 s heartbeat period, so one request cannot expire every broker between heartbeats.
+    pub runtime_min_broker_timeout_ms: u64,
     /// Connections with no traffic either way for this long are closed.
     pub idle_timeout_secs: u64,
     /// Largest accepted frame, length field included (Java's `frameMaxLength`).
@@ -209,6 +212,7 @@ impl Default for Settings {
             listen_port: 9876,
             scan_interval_ms: 5_000,
             broker_timeout_ms: 120_000,
+            runtime_min_broker_timeout_ms: 60_000,
             idle_timeout_secs: 120,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_inflated_body_bytes: 64 * 1024 * 1024,

@@ -10,9 +10,14 @@ use thiserror::Error;
 use super::load::{canonical_key, merge};
 use super::{Settings, FIXED_BLACK_LIST};
 
-/// Keys UPDATE_NAMESRV_CONFIG may change, each applied at once (with its range, if numeric).
+/// The values `broker_timeout_ms` may take over the wire at most: 1 s to a day, the low end
+/// raised by `runtime_min_broker_timeout_ms`.
+pub const BROKER_TIMEOUT_RANGE_MS: std::ops::RangeInclusive<u64> = 1_000..=86_400_000;
+
+/// Keys UPDATE_NAMESRV_CONFIG may change, each applied at once (with its widest range, if
+/// numeric; see [`Settings::runtime_range`]).
 pub const RUNTIME_KEYS: &[(&str, Option<(u64, u64)>)] = &[
-    ("broker_timeout_ms", Some((1_000, 86_400_000))),
+    ("broker_timeout_ms", Some((*BROKER_TIMEOUT_RANGE_MS.start(), *BROKER_TIMEOUT_RANGE_MS.end()))),
     ("delete_topic_with_broker_registration", None),
     ("support_acting_master", None),
     ("order_message_enable", None),
@@ -67,8 +72,7 @@ impl Settings {
         for (key, value) in changes {
             let ours = canonical_key(key);
             let old = current.get(&ours).ok_or_else(|| UpdateError::Unknown(key.clone()))?;
-            let range =
-                RUNTIME_KEYS.iter().find(|(k, _)| *k == ours).ok_or_else(|| UpdateError::RestartOnly(key.clone()))?.1;
+            let range = self.runtime_range(&ours).ok_or_else(|| UpdateError::RestartOnly(key.clone()))?;
             let value = check_value(key, old, value.trim(), range)?;
             changed.push(Changed { key: key.clone(), old: display(old), new: value.clone() });
             layer.insert(ours, Value::from(value));
@@ -78,6 +82,17 @@ impl Settings {
         updated.validate().map_err(invalid)?;
         changed.retain(|c| c.old != c.new);
         Ok((updated, changed))
+    }
+
+    /// `None` when `key` (our spelling) is no runtime key, else the range its value must fall in
+    /// over the wire (`None` inside: not numeric). A broker timeout below
+    /// `runtime_min_broker_timeout_ms` would expire live brokers between their heartbeats.
+    fn runtime_range(&self, key: &str) -> Option<Option<(u64, u64)>> {
+        let range = RUNTIME_KEYS.iter().find(|(k, _)| *k == key)?.1;
+        Some(match key {
+            "broker_timeout_ms" => range.map(|(min, max)| (min.max(self.runtime_min_broker_timeout_ms), max)),
+            _ => range,
+        })
     }
 
     /// Every setting by our key, as JSON values.
@@ -108,7 +123,7 @@ fn check_value(
     if current.is_number() {
         let n: u64 = value.parse().map_err(|_| invalid(format!("{value:?} is not a number")))?;
         if let Some((min, max)) = range.filter(|(min, max)| !(*min..=*max).contains(&n)) {
-            return Err(invalid(format!("{n} is outside {min}..={max}")));
+            return Err(invalid(format!("{n} is outside the runtime range {min}..={max}")));
         }
         return Ok(n.to_string());
     }
@@ -156,6 +171,11 @@ mod tests {
         assert_eq!(changed[0], Changed { key: "enableTopicList".into(), old: "true".into(), new: "false".into() });
         assert!(update(&s, &[("enableTopicList", "yes")]).is_err());
         assert!(update(&s, &[("broker_timeout_ms", "5")]).unwrap_err().to_string().contains("outside"));
+        let short = update(&s, &[("broker_timeout_ms", "59999")]).unwrap_err().to_string();
+        assert_eq!(short, "invalid value for broker_timeout_ms: 59999 is outside the runtime range 60000..=86400000");
+        let lowered = Settings { runtime_min_broker_timeout_ms: 10_000, ..Settings::default() };
+        assert_eq!(update(&lowered, &[("broker_timeout_ms", "10000")]).unwrap().0.broker_timeout_ms, 10_000);
+        assert!(update(&lowered, &[("runtime_min_broker_timeout_ms", "1000")]).is_err(), "restart only");
         assert!(update(&s, &[("broker_timeout_ms", "soon")]).is_err());
         assert!(update(&s, &[("enableTopicList", "true")]).unwrap().1.is_empty(), "no change, nothing reported");
     }

@@ -12,6 +12,9 @@ impl Settings {
         if self.scan_interval_ms == 0 {
             return invalid("scan_interval_ms", "must be at least 1");
         }
+        if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.runtime_min_broker_timeout_ms) {
+            return invalid("runtime_min_broker_timeout_ms", "must be between 1000 and 86400000");
+        }
         if self.idle_timeout_secs == 0 {
             return invalid("idle_timeout_secs", "must be at least 1");
         }
