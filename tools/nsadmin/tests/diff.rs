@@ -94,15 +94,38 @@ fn queue_counts_permissions_and_order_configs_that_differ_are_found() {
 }
 
 #[test]
-fn diff_needs_two_namesrvs_and_names_one_that_is_down() {
+fn diff_needs_two_namesrvs() {
     let a = TestServer::start();
     let one = nsadmin(&["diff", "-n", &a.ns()]);
     assert_eq!(code(&one), 1);
     assert!(stderr(&one).contains("two or more"), "{}", stderr(&one));
+}
+
+/// With one NameServer down, the others are still compared (drift matters most then): the
+/// drift between the two that answer is found, the dead one is reported by address, exit 2.
+#[test]
+fn with_one_namesrv_down_the_others_are_compared_and_the_dead_one_named() {
+    let (a, b) = (TestServer::start(), TestServer::start());
+    a.register(&Broker::new("DefaultCluster", "broker-a", 0, "10.0.0.1:10911").topics(&["T1", "T2"]));
+    b.register(&Broker::new("DefaultCluster", "broker-a", 0, "10.0.0.1:10911").topics(&["T1", "T3"]));
     let dead = dead_addr();
-    let down = nsadmin(&["diff", "--timeout-ms", "500", "-n", &format!("{};{dead}", a.ns())]);
-    assert_eq!(code(&down), 1);
-    assert!(stderr(&down).contains(&format!("{dead}: cannot connect")), "{}", stderr(&down));
+    let list = format!("{};{dead};{}", a.ns(), b.ns());
+    let down = nsadmin(&["diff", "--timeout-ms", "500", "-n", &list]);
+    let text = expect_exit(&down, 2);
+    assert!(text.contains(&format!("UNREACHABLE {dead}")), "{text}");
+    assert!(text.contains("cannot connect"), "{text}");
+    assert!(text.contains("2 NameServers") && text.contains("1 of 3 NameServers did not answer"), "{text}");
+    let report = diff_json(&list, 2);
+    assert_eq!(report["agree"], false);
+    assert_eq!(report["unreachable"][0]["namesrv"], dead.as_str());
+    assert!(drifts(&report).iter().any(|(_, subject)| subject.starts_with("T2")), "{report}");
+
+    // Only the dead one differs from a fleet that agrees: still exit 2, no drift listed.
+    let c = TestServer::start();
+    c.register(&Broker::new("DefaultCluster", "broker-a", 0, "10.0.0.1:10911").topics(&["T1", "T2"]));
+    let report = diff_json(&format!("{};{dead};{}", a.ns(), c.ns()), 2);
+    assert!(drifts(&report).is_empty(), "{report}");
+    assert_eq!(report["unreachable"].as_array().map(Vec::len), Some(1));
 }
 
 /// 10,000 topics served by 4 broker groups on each of 3 NameServers: 30,000 route queries.

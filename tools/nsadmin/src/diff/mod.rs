@@ -27,27 +27,44 @@ const TOPIC_NOT_EXIST: i32 = 17;
 /// QUERY_NOT_FOUND: the KV namespace does not exist on that NameServer.
 const QUERY_NOT_FOUND: i32 = 22;
 
-/// Runs `diff`.
+/// Runs `diff`. NameServers that cannot be reached (or answer with an error) are reported by
+/// address and left out; the others are still compared, since drift matters most exactly when
+/// part of the fleet is down. Exit 2 when they disagree or one did not answer.
 pub async fn run(ctx: &Ctx, args: &DiffArgs) -> Result<Exit, CmdError> {
     if ctx.fleet.addrs.len() < 2 {
         return Err(CmdError::Usage("diff compares NameServers: give two or more with -n \"a:9876;b:9876\"".into()));
     }
     let started = Instant::now();
     let firsts = join_all(ctx.fleet.addrs.iter().map(|addr| first_pass(ctx, addr))).await;
+    let mut unreachable = Vec::new();
     let mut passes = Vec::with_capacity(firsts.len());
-    for pass in firsts {
-        passes.push(pass?);
+    for (addr, pass) in ctx.fleet.addrs.iter().zip(firsts) {
+        match pass {
+            Ok(pass) => passes.push(pass),
+            Err(e) => unreachable.push(Unreachable { namesrv: addr.clone(), error: e.to_string() }),
+        }
     }
     let topics: BTreeSet<String> = passes.iter().flat_map(|p| p.topics.iter().cloned()).collect();
+    let addrs: Vec<String> = passes.iter().map(|p| p.addr.clone()).collect();
     let routes = join_all(passes.into_iter().map(|pass| routes_pass(pass, &topics, args.window))).await;
     let mut snaps = Vec::with_capacity(routes.len());
-    for snap in routes {
-        snaps.push(snap?);
+    for (addr, snap) in addrs.into_iter().zip(routes) {
+        match snap {
+            Ok(snap) => snaps.push(snap),
+            Err(e) => unreachable.push(Unreachable { namesrv: addr, error: e.to_string() }),
+        }
     }
     let report = compare(&snaps);
     let elapsed_ms = started.elapsed().as_millis();
-    print_report(ctx, &report, elapsed_ms);
-    Ok(if report.drifts.is_empty() { Exit::Ok } else { Exit::Drift })
+    print_report(ctx, &report, &unreachable, snaps.len(), elapsed_ms);
+    Ok(if report.drifts.is_empty() && unreachable.is_empty() { Exit::Ok } else { Exit::Drift })
+}
+
+/// A NameServer of `-n` that could not be compared, and why.
+#[derive(Debug, serde::Serialize)]
+struct Unreachable {
+    namesrv: String,
+    error: String,
 }
 
 /// One NameServer after the first round trip: its connection, cluster info, topic names and order configs.
@@ -117,16 +134,21 @@ async fn routes_pass(mut pass: FirstPass, topics: &BTreeSet<String>, window: usi
     Ok(Snapshot { addr: pass.addr, cluster: pass.cluster, routes, order_conf: pass.order_conf })
 }
 
-/// Prints the report as text (a block per drift and a summary line) or as one JSON object.
-fn print_report(ctx: &Ctx, report: &Report, elapsed_ms: u128) {
+/// Prints the report as text (a line per unreachable NameServer, a block per drift and a
+/// summary line) or as one JSON object.
+fn print_report(ctx: &Ctx, report: &Report, unreachable: &[Unreachable], answered: usize, elapsed_ms: u128) {
     if ctx.json {
         print_json(&json!({
             "namesrvs": ctx.fleet.addrs,
-            "agree": report.drifts.is_empty(),
+            "agree": report.drifts.is_empty() && unreachable.is_empty(),
+            "unreachable": unreachable,
             "report": report,
             "elapsed_ms": elapsed_ms as u64,
         }));
         return;
+    }
+    for u in unreachable {
+        println!("UNREACHABLE {}  {}", u.namesrv, u.error);
     }
     let width = ctx.fleet.addrs.iter().map(String::len).max().unwrap_or(0);
     for drift in &report.drifts {
@@ -136,15 +158,15 @@ fn print_report(ctx: &Ctx, report: &Report, elapsed_ms: u128) {
         }
     }
     let compared = format!(
-        "{} NameServers, {} broker groups, {} topics, {} order configs compared in {} ms",
-        ctx.fleet.addrs.len(),
-        report.brokers,
-        report.topics,
-        report.order_configs,
-        elapsed_ms
+        "{answered} NameServers, {} broker groups, {} topics, {} order configs compared in {} ms",
+        report.brokers, report.topics, report.order_configs, elapsed_ms
     );
+    let missing = match unreachable.len() {
+        0 => String::new(),
+        n => format!("; {n} of {} NameServers did not answer", ctx.fleet.addrs.len()),
+    };
     if report.drifts.is_empty() {
-        println!("no drift: {compared}");
+        println!("no drift: {compared}{missing}");
         return;
     }
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
@@ -156,5 +178,5 @@ fn print_report(ctx: &Ctx, report: &Report, elapsed_ms: u128) {
         0 => String::new(),
         n => format!("; {n} topic/queue differences follow from missing broker groups"),
     };
-    println!("{} drifts ({}){explained}: {compared}", report.drifts.len(), kinds.join(", "));
+    println!("{} drifts ({}){explained}: {compared}{missing}", report.drifts.len(), kinds.join(", "));
 }
