@@ -34,6 +34,7 @@ pub struct ObserveError {
 pub struct Observer {
     readiness: Arc<Readiness>,
     http: Option<ServerHandle>,
+    http_addr: Option<std::net::SocketAddr>,
     sampler: Option<tokio::task::JoinHandle<()>>,
     summary: Option<tokio::task::JoinHandle<()>>,
 }
@@ -55,6 +56,7 @@ impl Observer {
             None if listen.is_empty() => None,
             None => Some(bind_host_port(listen).map_err(|error| ObserveError { addr: listen.into(), error })?),
         };
+        let mut http_addr = None;
         let http = match listener {
             Some(listener) => {
                 let addr = listener.local_addr().map_err(|error| ObserveError { addr: listen.into(), error })?;
@@ -69,6 +71,7 @@ impl Observer {
                 let handle =
                     http::start(listener, state).map_err(|error| ObserveError { addr: addr.to_string(), error })?;
                 info!(http_addr = %addr, "http endpoint up");
+                http_addr = Some(addr);
                 Some(handle)
             }
             None => None,
@@ -76,7 +79,12 @@ impl Observer {
         let sampler = metrics.clone().map(|m| actix::spawn(sample(m, registry.clone())));
         let every = Duration::from_secs(settings.log_summary_secs);
         let summary = metrics.filter(|_| !every.is_zero()).map(|m| actix::spawn(summarize(m, registry, every)));
-        Ok(Observer { readiness, http, sampler, summary })
+        Ok(Observer { readiness, http, http_addr, sampler, summary })
+    }
+
+    /// Where the HTTP endpoint listens; `None` when it is off.
+    pub fn http_addr(&self) -> Option<std::net::SocketAddr> {
+        self.http_addr
     }
 
     /// The remoting port is listening: the server may report ready.

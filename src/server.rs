@@ -105,7 +105,8 @@ pub async fn serve_with(
     }
     let observer = Observer::start(&settings, services.context.registry.clone(), metrics, http)?;
     let local = listener.local_addr()?;
-    info!(addr = %local, "listening");
+    let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
+    info!(addr = %local, http_addr = %http_addr, "listening");
     observer.listening();
     // The line Java's NamesrvStartup prints once listening, which scripts and containers wait for.
     println!("The Name Server boot success. serializeType=JSON, address {}:{}", settings.bind_address, local.port());

@@ -61,7 +61,7 @@ fn the_binary_serves_requests_and_exits_cleanly_on_sigterm() {
     std::thread::spawn(move || {
         for line in stderr.lines().map_while(Result::ok) {
             if let Some(addr) = line.contains("listening").then(|| line.split("addr=").nth(1)).flatten() {
-                let _ = tx.send(addr.trim().to_owned());
+                let _ = tx.send(addr.split_whitespace().next().unwrap_or_default().to_owned());
             }
         }
     });

@@ -72,6 +72,29 @@ pub fn resolve(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     Ok(found)
 }
 
+/// How far above the remoting port the HTTP endpoint listens by default: 9876 → 9880.
+pub const HTTP_PORT_OFFSET: u16 = 4;
+
+/// `host:port`, with brackets around an IPv6 host (`[::1]:9880`); `host` may come bracketed.
+pub fn join_host_port(host: &str, port: u16) -> String {
+    let bare = unbracket(host);
+    if bare.contains(':') {
+        format!("[{bare}]:{port}")
+    } else {
+        format!("{bare}:{port}")
+    }
+}
+
+/// The HTTP endpoint's address when `http_listen` is not set: the remoting listener's host,
+/// port + [`HTTP_PORT_OFFSET`] (0 stays 0: both ephemeral). `None` past port 65535.
+pub fn default_http_listen(bind_address: &str, listen_port: u16) -> Option<String> {
+    let port = match listen_port {
+        0 => 0,
+        port => port.checked_add(HTTP_PORT_OFFSET)?,
+    };
+    Some(join_host_port(bind_address, port))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +110,17 @@ mod tests {
         assert!(matches!(split_host_port("127.0.0.1:x"), Err(AddrError::BadPort(_))));
         assert!(matches!(split_host_port("[fd00::zz]:1"), Err(AddrError::BadIpv6(_))));
         assert!(matches!(split_host_port(":1"), Err(AddrError::EmptyHost(_))));
+    }
+
+    #[test]
+    fn the_http_endpoint_follows_the_remoting_listener_four_ports_up() {
+        assert_eq!(default_http_listen("0.0.0.0", 9876).as_deref(), Some("0.0.0.0:9880"));
+        assert_eq!(default_http_listen("127.0.0.1", 0).as_deref(), Some("127.0.0.1:0"));
+        assert_eq!(default_http_listen("::1", 19876).as_deref(), Some("[::1]:19880"));
+        assert_eq!(default_http_listen("[::]", 9876).as_deref(), Some("[::]:9880"));
+        assert_eq!(default_http_listen("namesrv-0.namesrv", 9876).as_deref(), Some("namesrv-0.namesrv:9880"));
+        assert_eq!(default_http_listen("127.0.0.1", 65531).as_deref(), Some("127.0.0.1:65535"));
+        assert_eq!(default_http_listen("127.0.0.1", 65532), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use tracing::{info, warn};
 
 use super::java::{self, JavaKey};
 use super::sources::{env_layer, flags_layer, read_file, Layer, Origin, Sources};
-use super::{properties, ConfigFormat, Settings, SettingsError, FIXED_BLACK_LIST, JAVA_NAMES};
+use super::{addr, properties, ConfigFormat, Settings, SettingsError, FIXED_BLACK_LIST, JAVA_NAMES};
 
 impl Settings {
     /// Loads every layer. `overrides` are the command-line flags, as (key, value) pairs.
@@ -62,7 +62,7 @@ impl Sources {
         }
         let after_files = layers.len();
         let keys = Settings::keys();
-        layers.push(env_layer(&self.env_prefix, |k| keys.contains(&k.to_owned())));
+        layers.push(env_layer(&self.env_prefix, &keys)?);
         layers.push(flags_layer(&self.overrides));
         let mut layers = layers.into_iter().map(screen).collect::<Result<Vec<_>, _>>()?;
         let store_path_set = layers.iter().any(|l| l.sets("config_store_path"));
@@ -83,9 +83,25 @@ impl Sources {
                 }
             }
         }
+        if !layers.iter().any(|l| l.sets("http_listen")) {
+            settings.http_listen = follow_remoting_listener(&settings)?;
+        }
         settings.validate().map_err(|error| blame(&layers, error))?;
         Ok(settings)
     }
+}
+
+/// `http_listen` when no layer sets it: the remoting listener's host, four ports up, so that
+/// `--listen 127.0.0.1:P` keeps HTTP on loopback too and two servers on one host do not share it.
+fn follow_remoting_listener(settings: &Settings) -> Result<String, SettingsError> {
+    addr::default_http_listen(&settings.bind_address, settings.listen_port).ok_or_else(|| SettingsError::Invalid {
+        key: "http_listen",
+        reason: format!(
+            "listen_port {} leaves no port for it ({} above it is past 65535): set it, or empty to turn it off",
+            settings.listen_port,
+            addr::HTTP_PORT_OFFSET
+        ),
+    })
 }
 
 /// Drops (with a warning) Java keys that have no setting here; refuses the embedded controller.

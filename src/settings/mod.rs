@@ -168,6 +168,7 @@ pub struct Settings {
     /// Largest KV store (keys and values of every namespace).
     pub kv_max_store_bytes: usize,
     /// `host:port` of the HTTP endpoint (metrics, probes, status page); empty disables it.
+    /// Unset in every layer: the remoting listener's host, its port + 4 (0 stays 0).
     pub http_listen: String,
     /// What `GET /rocketmq/nsaddr` answers (`host:port;host:port`); empty: this server's own
     /// remoting address, as the client reached its HTTP endpoint.
@@ -285,6 +286,12 @@ pub enum SettingsError {
     /// A layer with an unknown key or a value of the wrong type, named.
     #[error("{origin}: {error}")]
     InLayer { origin: Origin, error: Box<SettingsError> },
+    /// `NAMESRV_*` variables that name no setting: a typo must not start the server on defaults.
+    #[error("{}", sources::describe_unknown(.0))]
+    UnknownVariables(Vec<sources::UnknownVariable>),
+    /// A `NAMESRV_<KEY>` setting whose value is not valid UTF-8.
+    #[error("{variable}: the value is not valid UTF-8")]
+    NotUnicode { variable: String },
     /// `enableControllerInNamesrv=true`: the controller Java would embed does not exist here.
     #[error(
         "{origin}: enableControllerInNamesrv=true: embedded controller not supported: run the RocketMQ controller separately"

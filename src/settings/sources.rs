@@ -6,9 +6,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use config::{File, FileFormat, Source, Value};
-use tracing::{debug, warn};
+use tracing::debug;
 
-use super::{canonical_key, properties, ConfigFormat, SettingsError};
+use super::{canonical_key, properties, ConfigFormat, SettingsError, JAVA_NAMES};
 
 /// The defaults file's name inside the config directory.
 pub const DEFAULTS_FILE_NAME: &str = "default.toml";
@@ -19,10 +19,34 @@ pub const DEFAULT_CONFIG_DIR: &str = "/etc/namesrv";
 /// The environment prefix of settings: `NAMESRV_LISTEN_PORT` sets `listen_port`.
 pub const ENV_PREFIX: &str = "NAMESRV";
 
-/// Environment variables under the prefix that are known not to be settings and are ignored
-/// without a warning: RocketMQ's clients and brokers read `NAMESRV_ADDR`, and deployments export
-/// it everywhere.
+/// Environment variables under the prefix that are known not to be settings and are ignored:
+/// RocketMQ's clients, brokers and `mqadmin` read `NAMESRV_ADDR` (the name-server list), and
+/// deployments export it everywhere, this server's own environment included.
 pub const ENV_NOT_SETTINGS: &[&str] = &["NAMESRV_ADDR"];
+
+/// A `NAMESRV_*` variable that names no setting, with the setting it most likely meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownVariable {
+    /// The variable as set.
+    pub name: String,
+    /// `<PREFIX>_<KEY>` of the closest setting, when one is close.
+    pub suggestion: Option<String>,
+}
+
+impl fmt::Display for UnknownVariable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.suggestion {
+            Some(s) => write!(f, "{} (did you mean {s}?)", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// `a (did you mean b?), c`: the unknown variables of one error, for its message.
+pub fn describe_unknown(unknown: &[UnknownVariable]) -> String {
+    let names: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+    format!("not a setting: {}", names.join(", "))
+}
 
 /// The sources of the settings, as the command line names them. Loaded at start-up and again
 /// on SIGHUP.
@@ -118,26 +142,93 @@ pub fn read_file(path: &Path, format: ConfigFormat, origin: Origin) -> Result<(L
 }
 
 /// The environment layer: `<PREFIX>_<KEY>` for every `KEY` that is a setting (any case, Java
-/// spelling too). Other variables under the prefix are not settings and never stop start-up:
-/// they are ignored with one warning naming them (`NAMESRV_ADDR` without one).
-pub fn env_layer(prefix: &str, is_setting: impl Fn(&str) -> bool) -> Layer {
+/// spelling too). Any other variable under the prefix stops start-up, as an unknown key in a
+/// file does (a mistyped `NAMESRV_LISTEN_PROT` must not start a server on the default port),
+/// except the ones known to be meant for others: [`ENV_NOT_SETTINGS`] and the service links
+/// Kubernetes injects for a Service named `namesrv` (see [`is_kubernetes_service_link`]).
+pub fn env_layer(prefix: &str, keys: &[String]) -> Result<Layer, SettingsError> {
     let head = format!("{prefix}_");
     let mut values = Vec::new();
-    let mut ignored = Vec::new();
+    let mut unknown = Vec::new();
     for (name, value) in std::env::vars_os().filter_map(|(n, v)| Some((n.into_string().ok()?, v))) {
         let Some(rest) = name.strip_prefix(&head) else { continue };
         let key = canonical_key(&rest.to_ascii_lowercase());
-        match value.into_string() {
-            Ok(value) if is_setting(&key) => values.push((key, Value::from(value))),
-            _ if ENV_NOT_SETTINGS.contains(&name.as_str()) => debug!(variable = %name, "not a setting, ignored"),
-            _ => ignored.push(name),
+        let text = value.to_string_lossy();
+        if keys.contains(&key) {
+            let value = value.into_string().map_err(|_| SettingsError::NotUnicode { variable: name.clone() })?;
+            values.push((key, Value::from(value)));
+        } else if ENV_NOT_SETTINGS.contains(&name.as_str()) || is_kubernetes_service_link(rest, &text) {
+            debug!(variable = %name, "not a setting, ignored");
+        } else {
+            unknown.push(UnknownVariable {
+                suggestion: closest(rest, keys).map(|k| format!("{head}{}", k.to_ascii_uppercase())),
+                name,
+            });
         }
     }
-    if !ignored.is_empty() {
-        ignored.sort();
-        warn!(variables = ?ignored, "ignoring environment variables that are not settings");
+    if !unknown.is_empty() {
+        unknown.sort_by(|a, b| a.name.cmp(&b.name));
+        let error = Box::new(SettingsError::UnknownVariables(unknown));
+        return Err(SettingsError::InLayer { origin: Origin::Environment, error });
     }
-    Layer { origin: Origin::Environment, values }
+    Ok(Layer { origin: Origin::Environment, values })
+}
+
+/// Whether `<PREFIX>_<rest>` is one of the variables Kubernetes sets in every pod of a namespace
+/// for a Service named `namesrv` or `namesrv-*` (unless the pod says `enableServiceLinks:
+/// false`): `..._SERVICE_HOST`, `..._SERVICE_PORT[_NAME]`, `..._PORT=tcp://IP:PORT`,
+/// `..._PORT_9876_TCP[_PROTO|_PORT|_ADDR]`.
+pub fn is_kubernetes_service_link(rest: &str, value: &str) -> bool {
+    let docker_link = |tail: &str| {
+        let (port, proto) = tail.split_once('_').unwrap_or((tail, ""));
+        let proto = proto
+            .strip_suffix("_PROTO")
+            .or(proto.strip_suffix("_PORT"))
+            .or(proto.strip_suffix("_ADDR"))
+            .unwrap_or(proto);
+        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && matches!(proto, "TCP" | "UDP" | "SCTP")
+    };
+    let scheme = ["tcp://", "udp://", "sctp://"].iter().any(|s| value.starts_with(s));
+    rest.ends_with("SERVICE_HOST")
+        || rest.starts_with("SERVICE_PORT")
+        || rest.contains("_SERVICE_PORT")
+        || ((rest == "PORT" || rest.ends_with("_PORT")) && scheme)
+        || rest
+            .split_once("PORT_")
+            .is_some_and(|(before, tail)| (before.is_empty() || before.ends_with('_')) && docker_link(tail))
+}
+
+/// The setting closest to a mistyped `rest` (our spelling or Java's, case and underscores
+/// ignored), when it is close enough to be the one meant.
+fn closest<'a>(rest: &str, keys: &'a [String]) -> Option<&'a str> {
+    let fold = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<Vec<_>>();
+    let typed = fold(rest);
+    if typed.is_empty() || typed.len() > 64 {
+        return None;
+    }
+    let java = JAVA_NAMES.iter().map(|(java, ours)| (*java, *ours));
+    let spellings = keys.iter().map(|k| (k.as_str(), k.as_str())).chain(java);
+    let (distance, key) = spellings
+        .filter_map(|(spelling, ours)| {
+            Some((edit_distance(&typed, &fold(spelling)), keys.iter().find(|k| *k == ours)?))
+        })
+        .min_by_key(|(d, _)| *d)?;
+    (distance <= (typed.len() / 4).max(2)).then_some(key.as_str())
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions).
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// The command-line layer.
@@ -149,6 +240,32 @@ pub fn flags_layer(overrides: &[(String, String)]) -> Layer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mistyped_variable_is_matched_to_the_setting_it_meant() {
+        let keys: Vec<String> = crate::settings::Settings::keys();
+        assert_eq!(closest("LISTEN_PROT", &keys), Some("listen_port"));
+        assert_eq!(closest("LISTENPROT", &keys), Some("listen_port"));
+        assert_eq!(closest("SCANNOTACTIVEBROKERINTERVL", &keys), Some("scan_interval_ms"));
+        assert_eq!(closest("KV_CONFIG_PAHT", &keys), Some("kv_config_path"));
+        assert_eq!(closest("HEAP_OPTS", &keys), None);
+        assert_eq!(edit_distance(&['a', 'b'], &['b', 'a']), 2);
+    }
+
+    #[test]
+    fn kubernetes_service_links_are_recognised_and_typos_are_not() {
+        assert!(is_kubernetes_service_link("SERVICE_HOST", "10.0.0.1"));
+        assert!(is_kubernetes_service_link("SERVICE_PORT", "9876"));
+        assert!(is_kubernetes_service_link("SERVICE_PORT_REMOTING", "9876"));
+        assert!(is_kubernetes_service_link("PORT", "tcp://10.0.0.1:9876"));
+        assert!(is_kubernetes_service_link("PORT_9876_TCP", "tcp://10.0.0.1:9876"));
+        assert!(is_kubernetes_service_link("PORT_9876_TCP_ADDR", "10.0.0.1"));
+        assert!(is_kubernetes_service_link("CLIENT_SERVICE_HOST", "10.0.0.2"));
+        assert!(is_kubernetes_service_link("CLIENT_PORT_9876_TCP_PROTO", "tcp"));
+        assert!(!is_kubernetes_service_link("LISTEN_PROT", "1"));
+        assert!(!is_kubernetes_service_link("LISTN_PORT", "9877"));
+        assert!(!is_kubernetes_service_link("PORT", "9877"));
+    }
 
     #[test]
     fn the_format_follows_the_name_then_the_content() {
