@@ -197,6 +197,95 @@ fn a_live_brokers_name_and_address_cannot_be_taken_by_another_account() {
     assert_eq!(impostor.call(as_impostor(same_name.register_request())).code, 0);
 }
 
+/// A server protecting broker codes, with a third broker account that lists broker-b only,
+/// and a short expiry scan.
+fn acl_server_with_broker_b() -> (TestServer, std::path::PathBuf) {
+    let dir = temp_dir();
+    let extra = "\n[[accounts]]\naccess_key = \"broker-b-key\"\nsecret_key = \"broker-b-secret\"\nrole = \"broker\"\nbrokers = [\"broker-b\"]\n";
+    let accounts = write_accounts(&dir, &format!("{ACCOUNTS}{extra}"));
+    let server = TestServer::with(|s| {
+        s.acl_enabled = true;
+        s.acl_accounts_file = accounts.display().to_string();
+        s.acl_protect = AclProtect::Broker;
+        s.scan_interval_ms = 100;
+    });
+    (server, dir)
+}
+
+#[test]
+fn another_brokers_account_can_neither_keep_a_broker_alive_nor_read_its_data_version() {
+    let (server, _dir) = acl_server_with_broker_b();
+    let mut owner = server.client();
+    let mut broker_a = Broker::new("c", "broker-a", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
+    broker_a.heartbeat_timeout_ms = Some(1_500);
+    assert_eq!(owner.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret")).code, 0);
+    // Signed for broker-b, which the account may act for, but naming broker-a's address.
+    let as_b = |code| {
+        let mut cmd = Broker::new("c", "broker-b", 0, "127.0.0.1:1").identity_request(code);
+        if code == 322 {
+            cmd = cmd.with_body(br#"{"counter":1,"stateVersion":0,"timestamp":1700000000000}"#.to_vec());
+        }
+        signed(cmd, "broker-b-key", "broker-b-secret")
+    };
+    let mut impostor = server.client();
+    let beat = impostor.call(as_b(904));
+    assert_eq!(
+        (beat.code, beat.remark.as_deref()),
+        (NO_PERMISSION, Some("broker broker-a at 127.0.0.1:1 is live under another AccessKey"))
+    );
+    let query = impostor.call(as_b(322));
+    assert_eq!((query.code, query.body.is_none()), (NO_PERMISSION, true), "no dataVersion read: {:?}", query.remark);
+    // Its own account heartbeats it; an admin may too.
+    assert_eq!(owner.call(signed(broker_a.identity_request(904), "broker-a-key", "broker-a-secret")).code, 0);
+    let own_query = owner.call(signed(broker_a.identity_request(322), "broker-a-key", "broker-a-secret"));
+    assert_eq!((own_query.code, own_query.body.is_some()), (0, true), "its own account reads the dataVersion");
+    assert_eq!(impostor.call(signed(broker_a.identity_request(904), "ops", "ops-secret-1")).code, 0);
+    // Heartbeats from the other account keep nothing alive: the silent broker expires.
+    let mut reader = server.client();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let code = impostor.call(as_b(904)).code;
+            let gone = reader.route("T1").is_err();
+            assert!(gone || code == NO_PERMISSION, "refused while broker-a is live, got {code}");
+            gone
+        }),
+        "broker-a expired although another account kept heartbeating its address"
+    );
+}
+
+#[test]
+fn a_newer_state_version_from_another_account_cannot_take_a_live_brokers_id() {
+    let (server, _dir) = acl_server(AclProtect::Broker);
+    let mut owner = server.client();
+    let broker_a = Broker::new("c", "broker-a", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
+    assert_eq!(owner.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret")).code, 0);
+    let mut newer = Broker::new("c", "broker-a", 0, "127.0.0.1:9").topics(&["T1", "T2"]);
+    newer.data_version.state_version = 1_000;
+    let mut impostor = server.client();
+    let resp = impostor.call(signed(newer.register_request(), "any-broker-key", "any-broker-secret"));
+    assert_eq!(resp.code, NO_PERMISSION, "{:?}", resp.remark);
+    let mut reader = server.client();
+    assert_eq!(route_addrs(&reader.route("T1").unwrap(), "broker-a"), serde_json::json!({"0": "127.0.0.1:1"}));
+    assert_eq!(owner.call(signed(broker_a.identity_request(904), "broker-a-key", "broker-a-secret")).code, 0);
+}
+
+#[test]
+fn another_account_reusing_a_live_brokers_address_does_not_close_its_connection() {
+    let (server, _dir) = acl_server(AclProtect::Broker);
+    let mut owner = server.client();
+    let broker_a = Broker::new("c", "broker-a", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
+    assert_eq!(owner.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret")).code, 0);
+    let reuse = Broker::new("other", "broker-z", 0, "127.0.0.1:1").topics(&["T3", "T4"]);
+    let mut impostor = server.client();
+    let resp = impostor.call(signed(reuse.register_request(), "any-broker-key", "any-broker-secret"));
+    assert_eq!(resp.code, NO_PERMISSION, "{:?}", resp.remark);
+    assert!(!owner.closed_by_server(Duration::from_millis(300)), "the victim's connection stays open");
+    assert_eq!(owner.call(signed(broker_a.identity_request(904), "broker-a-key", "broker-a-secret")).code, 0);
+    let mut reader = server.client();
+    assert_eq!(route_addrs(&reader.route("T1").unwrap(), "broker-a"), serde_json::json!({"0": "127.0.0.1:1"}));
+    assert!(reader.route("T3").is_err());
+}
+
 #[test]
 fn a_closed_connection_frees_the_name_for_another_account() {
     let (server, _dir) = acl_server(AclProtect::Broker);

@@ -6,7 +6,7 @@ use tracing::{info, warn};
 use super::limits::{check_name, check_topic, valid_topic};
 use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
 use crate::acl::Caller;
-use crate::mailbox::{ConnId, Origin};
+use crate::mailbox::Origin;
 use crate::model::DataVersion;
 use crate::protocol::body::{decode_data_version, decode_register_topic_body, RegisterBody};
 use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
@@ -140,11 +140,17 @@ impl Dispatcher {
         Ok(success())
     }
 
-    pub(super) async fn query_data_version(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+    /// QUERY_DATA_VERSION. Access control checked the `brokerName` the request names, but the
+    /// broker it refreshes and reads is the one live at (`clusterName`, `brokerAddr`): that one
+    /// must not be live under another account (admins excepted).
+    pub(super) async fn query_data_version(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {
         let h = BrokerIdentityHeader::read(req)?;
         let version: Option<DataVersion> = req.body.as_deref().map(decode_data_version).transpose()?;
-        let query = QueryDataVersion { conn, cluster: h.cluster_name, addr: h.broker_addr, version };
-        let (changed, stored) = self.actors.registry.ask(query).await?;
+        let access_key = caller.binding_unless_admin();
+        let query =
+            QueryDataVersion { conn: origin.conn, cluster: h.cluster_name, addr: h.broker_addr, version, access_key };
+        let asked = self.actors.registry.ask(query).await?;
+        let (changed, stored) = asked.inspect_err(|bound| self.refused(origin, req, BOUND, bound))?;
         Ok(RemotingCommand {
             ext_fields: Some(ExtFields::new().with("changed", changed.to_string())),
             body: stored.map(|v| encode_data_version(&v).into()),
@@ -152,9 +158,14 @@ impl Dispatcher {
         })
     }
 
-    pub(super) async fn broker_heartbeat(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+    /// BROKER_HEARTBEAT, which refreshes the broker live at (`clusterName`, `brokerAddr`), whatever
+    /// `brokerName` access control checked: that one must not be live under another account.
+    pub(super) async fn broker_heartbeat(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {
         let h = BrokerHeartbeatHeader::read(req)?;
-        self.actors.registry.ask(BrokerHeartbeat { conn, cluster: h.cluster_name, addr: h.broker_addr }).await?;
+        let access_key = caller.binding_unless_admin();
+        let beat = BrokerHeartbeat { conn: origin.conn, cluster: h.cluster_name, addr: h.broker_addr, access_key };
+        let asked = self.actors.registry.ask(beat).await?;
+        asked.inspect_err(|bound| self.refused(origin, req, BOUND, bound))?;
         Ok(success())
     }
 

@@ -209,8 +209,8 @@ impl Dispatcher {
         // request allocates stays small (register and config futures are kilobytes).
         match code {
             GetRouteinfoByTopic => self.route_info(conn, req).await,
-            BrokerHeartbeat => self.broker_heartbeat(conn, req).await,
-            QueryDataVersion => self.query_data_version(conn, req).await,
+            BrokerHeartbeat => self.broker_heartbeat(origin, req, &caller).await,
+            QueryDataVersion => self.query_data_version(origin, req, &caller).await,
             GetBrokerClusterInfo => self.cluster_info(conn).await,
             PutKvConfig => Box::pin(self.put_kv_config(conn, req)).await,
             GetKvConfig => Box::pin(self.get_kv_config(conn, req)).await,

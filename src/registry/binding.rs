@@ -20,6 +20,16 @@ pub struct BoundElsewhere {
 }
 
 impl RouteTables {
+    /// The live broker at `addr` when it registered under another access key than
+    /// `access_key`: a heartbeat or QUERY_DATA_VERSION naming it comes from another broker's
+    /// account, which must neither keep it alive nor read its dataVersion. `None` when
+    /// `access_key` is `None` (nothing was checked, or an admin) or nothing conflicts.
+    pub fn live_bound_elsewhere(&self, addr: &str, access_key: Option<&str>) -> Option<BoundElsewhere> {
+        let key = access_key?;
+        let live = self.live_at(addr).filter(|l| l.access_key.as_deref().is_some_and(|k| k != key))?;
+        Some(BoundElsewhere { broker: live.broker_name.clone(), addr: addr.to_owned() })
+    }
+
     /// The live broker that `access_key` may not act for: the one at `addr`, or a live member of
     /// group `broker_name`, registered under another access key. `None` when `access_key` is
     /// `None` (nothing was checked) or nothing conflicts.

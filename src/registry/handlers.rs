@@ -105,15 +105,21 @@ impl Apply<RouteRegistry> for GetClusterInfo {
 
 impl Apply<RouteRegistry> for QueryDataVersion {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
+        if let Some(bound) = registry.tables.live_bound_elsewhere(&self.addr, self.access_key.as_deref()) {
+            return Err(bound);
+        }
         let now = registry.now_ms();
-        registry.tables.query_data_version(&self.cluster, &self.addr, self.version.as_ref(), now)
+        Ok(registry.tables.query_data_version(&self.cluster, &self.addr, self.version.as_ref(), now))
     }
 }
 
 impl Apply<RouteRegistry> for BrokerHeartbeat {
-    fn apply(self, registry: &mut RouteRegistry) -> bool {
+    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
+        if let Some(bound) = registry.tables.live_bound_elsewhere(&self.addr, self.access_key.as_deref()) {
+            return Err(bound);
+        }
         let now = registry.now_ms();
-        registry.tables.heartbeat(&self.cluster, &self.addr, now)
+        Ok(registry.tables.heartbeat(&self.cluster, &self.addr, now))
     }
 }
 

@@ -88,24 +88,28 @@ pub struct GetClusterInfo {
 }
 request!(GetClusterInfo, Bytes, query);
 
-/// QUERY_DATA_VERSION; answers (changed, stored version) and refreshes the broker.
+/// QUERY_DATA_VERSION; answers (changed, stored version) and refreshes the broker, unless the
+/// broker at `addr` is live under another access key than `access_key` (when checked).
 #[derive(Debug)]
 pub struct QueryDataVersion {
     pub conn: ConnId,
     pub cluster: String,
     pub addr: String,
     pub version: Option<DataVersion>,
+    pub access_key: Option<String>,
 }
-request!(QueryDataVersion, (bool, Option<DataVersion>));
+request!(QueryDataVersion, Result<(bool, Option<DataVersion>), BoundElsewhere>);
 
-/// BROKER_HEARTBEAT; answers whether the broker was live.
+/// BROKER_HEARTBEAT; answers whether the broker was live, unless it is live under another
+/// access key than `access_key` (when checked).
 #[derive(Debug)]
 pub struct BrokerHeartbeat {
     pub conn: ConnId,
     pub cluster: String,
     pub addr: String,
+    pub access_key: Option<String>,
 }
-request!(BrokerHeartbeat, bool);
+request!(BrokerHeartbeat, Result<bool, BoundElsewhere>);
 
 /// A connection that carried broker registrations has closed; its brokers go at once.
 #[derive(Debug)]
