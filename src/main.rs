@@ -18,7 +18,7 @@ use namesrv::{preflight, server};
 
 /// A wire-compatible Apache RocketMQ NameServer.
 #[derive(Parser, Debug)]
-#[command(version, about, args_override_self = true)]
+#[command(version = namesrv::metrics::build::LONG_VERSION, about, args_override_self = true)]
 struct Cli {
     /// Config file, TOML or Java properties (a Java NameServer's namesrv.conf as it is).
     #[arg(short = 'c', long = "config", alias = "configFile")]
@@ -107,7 +107,7 @@ fn main() -> ExitCode {
     if cli.check_config {
         return check_config(&settings);
     }
-    info!(settings = ?settings, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
+    info!(settings = ?settings, commit = namesrv::metrics::build::COMMIT, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
     run(settings, sources)
 }
 

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::HttpState;
 use crate::mailbox::ConnId;
+use crate::metrics::build;
 use crate::protocol::json::JsonStyle;
 use crate::protocol::lenient::parse_lenient;
 use crate::registry::messages::{FindTopics, GetClusterInfo, GetFigures, GetRouteInfo, ListBrokers, RouteAnswer};
@@ -48,6 +49,8 @@ async fn stats(state: web::Data<HttpState>) -> HttpResponse {
         .unwrap_or_default();
     let last_minute = metrics.and_then(|m| m.history.over_last(60));
     HttpResponse::Ok().json(json!({
+        "version": build::VERSION,
+        "commit": build::COMMIT,
         "brokers": figures.brokers,
         "clusters": figures.clusters,
         "topics": figures.topics,

@@ -5,10 +5,12 @@
 //! Figures that live in actors (brokers, topics, mailbox depths, cache size) are read when
 //! scraped. `history` keeps the last minutes of request rate, p99 and mailbox depth.
 
+pub mod build;
 pub mod histogram;
 pub mod history;
 mod process;
 pub mod text;
+pub mod zero;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -86,6 +88,17 @@ pub enum Removal {
     ConnectionClosed,
     /// It (or an admin) sent UNREGISTER_BROKER, or another broker took its address.
     Unregistered,
+}
+
+impl Removal {
+    /// Its `reason` label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Removal::Expired => "expired",
+            Removal::ConnectionClosed => "connection_closed",
+            Removal::Unregistered => "unregistered",
+        }
+    }
 }
 
 /// Every exported figure.
@@ -182,12 +195,14 @@ impl Metrics {
             history: history::History::default(),
         };
         m.register(registry.sub_registry_with_prefix("namesrv"), durations);
+        m.zero_series();
         registry.register_collector(Box::new(process::ProcessCollector));
         Arc::new(Metrics { registry, ..m })
     }
 
     /// Registers every `namesrv_*` metric in `ns`.
     fn register(&self, ns: &mut Registry, durations: Family<CodeLabel, SecondsHistogram>) {
+        ns.register("build_info", "Version and commit of this binary (always 1)", build::build_info());
         ns.register("requests", "Requests handled, by request code and result", self.requests.clone());
         ns.register("request_duration_seconds", "Time from decoded frame to reply queued, by request code", durations);
         ns.register("connections", "Connections open now", self.connections.clone());
@@ -251,12 +266,7 @@ impl Metrics {
 
     /// Records removed brokers.
     pub fn removed(&self, reason: Removal, count: usize) {
-        let reason = match reason {
-            Removal::Expired => "expired",
-            Removal::ConnectionClosed => "connection_closed",
-            Removal::Unregistered => "unregistered",
-        };
-        self.removals.get_or_create(&ReasonLabel { reason }).inc_by(count as u64);
+        self.removals.get_or_create(&ReasonLabel { reason: reason.label() }).inc_by(count as u64);
     }
 
     /// Records an UPDATE_NAMESRV_CONFIG result (`accepted` or `refused`).
