@@ -4,7 +4,9 @@ top-level module of the server crate to one in a layer above it (LAYERS), and no
 function past its size limit. Run by CI; prints each problem and exits 1 if there is one.
 
 Usage: scripts/check-structure.py [--max-file-lines N] [--max-fn-lines N] [ROOT...]
-Each ROOT is a crate's src directory (default: src and every tools/*/src).
+Each ROOT is a crate's src directory (default: src, every crates/*/src and every tools/*/src).
+The protocol crate (crates/protocol) must not depend on actix, tokio's runtime or anything that
+does I/O (FORBIDDEN_IN_PROTOCOL).
 """
 
 import argparse
@@ -32,9 +34,27 @@ LAYERS = [
     ["mailbox", "listen", "io_pool"],
     ["metrics", "filewatch", "ratelog", "persist"],
     ["settings"],
-    ["protocol"],
-    ["model"],
 ]
+
+# What the protocol crate may not depend on: it has no actors, no I/O and no state.
+FORBIDDEN_IN_PROTOCOL = ["actix", "actix-rt", "actix-web", "tokio", "socket2", "rustls", "tokio-rustls", "prometheus-client", "namesrv"]
+
+
+def protocol_dependencies(repo):
+    """Dependencies of crates/protocol that FORBIDDEN_IN_PROTOCOL names."""
+    manifest = repo / "crates" / "protocol" / "Cargo.toml"
+    if not manifest.exists():
+        return ["crates/protocol/Cargo.toml is missing"]
+    problems, section = [], None
+    for line in manifest.read_text().splitlines():
+        header = re.match(r"^\[([^\]]+)\]", line)
+        if header:
+            section = header.group(1)
+            continue
+        dep = re.match(r"^([A-Za-z0-9_-]+)\s*=", line)
+        if section == "dependencies" and dep and dep.group(1) in FORBIDDEN_IN_PROTOCOL:
+            problems.append(f"crates/protocol depends on {dep.group(1)}: the protocol crate has no actors, no I/O and no state")
+    return problems
 
 
 def top_module(root, path):
@@ -174,8 +194,10 @@ def main():
     ap.add_argument("roots", nargs="*")
     args = ap.parse_args()
     repo = pathlib.Path(__file__).resolve().parent.parent
-    roots = [pathlib.Path(r) for r in args.roots] or [repo / "src"] + sorted(repo.glob("tools/*/src"))
-    problems = []
+    roots = [pathlib.Path(r) for r in args.roots] or (
+        [repo / "src"] + sorted(repo.glob("crates/*/src")) + sorted(repo.glob("tools/*/src"))
+    )
+    problems = protocol_dependencies(repo)
     for root in roots:
         graph = import_graph(root)
         for comp in cycles(graph):

@@ -1,11 +1,13 @@
 //! namesrv: a wire-compatible Apache RocketMQ NameServer built on actix actors.
 //!
 //! # Layout
-//! - [`protocol`]: framing (`codec`), headers (`header_json`, `header_binary`, typed `header`),
-//!   codes, JSON output styles (`json`), request bodies (`body`, `compressed`, `register_body`,
-//!   `lenient`), response bodies (`response_body`) and the session-credential signature
-//!   (`acl_signature`). No I/O, no state.
-//! - [`model`]: route values shared by bodies and tables (QueueData, BrokerData, DataVersion).
+//! - [`protocol`] (the `namesrv-protocol` crate in `crates/protocol`, re-exported): framing
+//!   (`codec`), headers (`header_json`, `header_binary`, typed `header`), codes, JSON output
+//!   styles (`json`), request bodies (`body`, `compressed`, `register_body`, `lenient`), response
+//!   bodies (`response_body`), the session-credential signature (`acl_signature`) and the body
+//!   CRC. No actix, no I/O, no state.
+//! - [`model`]: route values shared by bodies and tables (QueueData, BrokerData, DataVersion),
+//!   also from `namesrv-protocol`.
 //! - [`registry`]: the `RouteRegistry` actor owning every route table (`tables`, which alone
 //!   changes them and keeps the cached bodies right), liveness entries (`live`), registration
 //!   (`register`), removal and heartbeats (`liveness`), admin changes (`admin`), and what a
@@ -27,9 +29,10 @@
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
 //! `acl`, `tls` → `kv`, `config_store` → `registry` → `notifier` → `mailbox`, `listen`,
-//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist` → `settings` → `protocol` → `model`.
-//! `scripts/check-structure.py` checks the layers and that no two files import each other in a
-//! circle.
+//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist` → `settings`; beneath them all the
+//! `namesrv-protocol` crate (`protocol` → `model`), which depends on nothing of the server.
+//! `scripts/check-structure.py` checks the layers, that the protocol crate stays free of actix
+//! and I/O, and that no two files import each other in a circle.
 #![forbid(unsafe_code)]
 
 pub mod acl;
@@ -43,14 +46,15 @@ pub mod kv;
 pub mod listen;
 pub mod mailbox;
 pub mod metrics;
-pub mod model;
 pub mod notifier;
 pub mod observe;
 pub mod persist;
 pub mod preflight;
-pub mod protocol;
 pub mod ratelog;
 pub mod registry;
 pub mod server;
 pub mod settings;
 pub mod tls;
+
+pub use namesrv_protocol as protocol;
+pub use namesrv_protocol::model;

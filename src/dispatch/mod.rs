@@ -241,9 +241,7 @@ fn success() -> RemotingCommand {
 }
 
 /// CRC-32 of the body with the top bit cleared, as brokers send it in `bodyCrc32`.
-pub fn body_crc32(body: &[u8]) -> u32 {
-    crc32fast::hash(body) & 0x7FFF_FFFF
-}
+pub use crate::protocol::body_crc32;
 
 #[cfg(test)]
 mod tests {

@@ -130,7 +130,7 @@ impl BrokerHeartbeatHeader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::command::ExtFields;
+    use crate::command::ExtFields;
 
     fn cmd(fields: &[(&str, &str)]) -> RemotingCommand {
         RemotingCommand::request(103, Some(fields.iter().map(|(k, v)| (*k, *v)).collect::<ExtFields>()))

@@ -330,7 +330,7 @@ impl QueueDataJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::register_body::decode_register_body;
+    use crate::register_body::decode_register_body;
 
     fn limits(max_inflated_bytes: usize) -> BodyLimits {
         BodyLimits { max_inflated_bytes, max_topics: 1000 }
@@ -353,7 +353,7 @@ mod tests {
             (0..700).map(|i| format!(r#""T{i}":{{"topicName":"T{i}","perm":{}}}"#, i % 7)).collect();
         let body = format!(r#"{{"topicConfigSerializeWrapper":{{"topicConfigTable":{{{}}}}}}}"#, table.join(","));
         let decode = || decode_register_body(Some(body.as_bytes()), false, 479, limits(1 << 20)).unwrap();
-        let paced = crate::protocol::pace::paced(std::time::Duration::ZERO, decode);
+        let paced = crate::pace::paced(std::time::Duration::ZERO, decode);
         assert_eq!(paced.topics.len(), 700);
         assert_eq!(paced, decode());
     }

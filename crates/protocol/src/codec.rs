@@ -160,7 +160,7 @@ pub fn encode_frame(cmd: &RemotingCommand, dst: &mut BytesMut) -> Result<(), Cod
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::command::ExtFields;
+    use crate::command::ExtFields;
 
     fn hex(s: &str) -> Vec<u8> {
         let clean: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();

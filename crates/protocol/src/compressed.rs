@@ -141,7 +141,7 @@ fn parse_topic_line(line: &[u8]) -> Result<TopicConfig, BodyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::register_body::decode_register_body;
+    use crate::register_body::decode_register_body;
 
     fn limits(max_inflated_bytes: usize) -> BodyLimits {
         BodyLimits { max_inflated_bytes, max_topics: 1000 }
@@ -203,7 +203,7 @@ mod tests {
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::fast());
         zlib.write_all(&data).unwrap();
         let paced =
-            crate::protocol::pace::paced(std::time::Duration::ZERO, || inflate(&zlib.finish().unwrap(), 1 << 20));
+            crate::pace::paced(std::time::Duration::ZERO, || inflate(&zlib.finish().unwrap(), 1 << 20));
         assert_eq!(paced.unwrap(), data, "a decode that yields at every step inflates the same");
     }
 
