@@ -1,4 +1,4 @@
-//! Stamps the build with the commit it was built from (`NAMESRV_BUILD_COMMIT`: `git rev-parse
+//! Stamps the build with the commit it was built from (`BUILD_GIT_COMMIT`: `git rev-parse
 //! --short HEAD`, or `unknown` from a source tarball or without git), for `namesrv --version`,
 //! `namesrv_build_info` and the status API.
 //!
@@ -12,7 +12,7 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".to_owned());
-    println!("cargo:rustc-env=NAMESRV_BUILD_COMMIT={commit}");
+    println!("cargo:rustc-env=BUILD_GIT_COMMIT={commit}");
     for watched in watched_files() {
         println!("cargo:rerun-if-changed={}", watched.display());
     }

@@ -9,10 +9,10 @@ use prometheus_client::metrics::gauge::Gauge;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// `git rev-parse --short HEAD` at build time, or `unknown` (a source tarball, no git).
-pub const COMMIT: &str = env!("NAMESRV_BUILD_COMMIT");
+pub const COMMIT: &str = env!("BUILD_GIT_COMMIT");
 
 /// What `--version` prints after the program name.
-pub const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("NAMESRV_BUILD_COMMIT"), ")");
+pub const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("BUILD_GIT_COMMIT"), ")");
 
 /// `version` and `commit` of `namesrv_build_info`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
