@@ -1,5 +1,7 @@
 //! Command-line surface: subcommands named as mqadmin names them, with mqadmin's short options.
 
+use std::path::PathBuf;
+
 use clap::{Args, Parser, Subcommand};
 
 /// The NameServer half of RocketMQ's mqadmin, for any RocketMQ NameServer, plus drift detection
@@ -20,15 +22,10 @@ pub struct Cli {
 /// Options shared by every subcommand (they may come before or after it).
 #[derive(Debug, Clone, Args)]
 pub struct Global {
-    /// NameServer addresses, `host:port;host:port`.
-    #[arg(
-        short = 'n',
-        long = "namesrv-addr",
-        global = true,
-        env = "NSADMIN_NAMESRV_ADDR",
-        default_value = "127.0.0.1:9876"
-    )]
-    pub namesrv: String,
+    /// NameServer addresses, `host:port;host:port`; without it `NSADMIN_NAMESRV_ADDR`, then
+    /// `NAMESRV_ADDR` (as mqadmin reads it), then 127.0.0.1:9876.
+    #[arg(short = 'n', long = "namesrv-addr", global = true, env = "NSADMIN_NAMESRV_ADDR")]
+    pub namesrv: Option<String>,
     /// Print JSON instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
@@ -47,6 +44,39 @@ pub struct Global {
     /// Session token sent and signed with the request, if the credentials have one.
     #[arg(long, global = true, env = "NSADMIN_SECURITY_TOKEN", hide_env_values = true)]
     pub security_token: Option<String>,
+    /// Connect over TLS (a NameServer with `tls_mode` permissive or enforcing), trusting the
+    /// system's CA certificates unless --tls-ca is given.
+    #[arg(long, global = true)]
+    pub tls: bool,
+    /// Connect over TLS, trusting the CA certificates in this PEM file.
+    #[arg(long = "tls-ca", global = true, env = "NSADMIN_TLS_CA", value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate chain (PEM), for a NameServer that asks for one (mutual TLS).
+    #[arg(long = "tls-cert", global = true, requires = "tls_key", value_name = "PEM")]
+    pub tls_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "tls-key", global = true, requires = "tls_cert", value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
+}
+
+/// The NameServers when neither `-n` nor `NSADMIN_NAMESRV_ADDR` names them and `NAMESRV_ADDR` is
+/// not set either.
+pub const DEFAULT_NAMESRV: &str = "127.0.0.1:9876";
+
+/// RocketMQ's variable for the NameServer list, read by mqadmin, clients and brokers.
+pub const NAMESRV_ADDR: &str = "NAMESRV_ADDR";
+
+impl Global {
+    /// The NameServers to talk to: `-n` (or `NSADMIN_NAMESRV_ADDR`), else `NAMESRV_ADDR` as
+    /// mqadmin reads it, else [`DEFAULT_NAMESRV`]; an empty value counts as unset.
+    pub fn namesrv_addrs(&self) -> String {
+        let given = |v: &str| !v.trim().is_empty();
+        self.namesrv
+            .clone()
+            .filter(|v| given(v))
+            .or_else(|| std::env::var(NAMESRV_ADDR).ok().filter(|v| given(v)))
+            .unwrap_or_else(|| DEFAULT_NAMESRV.to_owned())
+    }
 }
 
 /// The subcommands.

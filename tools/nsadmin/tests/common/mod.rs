@@ -232,7 +232,7 @@ impl Broker {
     }
 }
 
-/// Runs nsadmin with `args`, credentials from the environment removed.
+/// Runs nsadmin with `args`, credentials and NameServer addresses from the environment removed.
 pub fn nsadmin(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nsadmin"))
         .args(args)
@@ -240,6 +240,7 @@ pub fn nsadmin(args: &[&str]) -> Output {
         .env_remove("NSADMIN_SECRET_KEY")
         .env_remove("NSADMIN_SECURITY_TOKEN")
         .env_remove("NSADMIN_NAMESRV_ADDR")
+        .env_remove("NAMESRV_ADDR")
         .output()
         .expect("run nsadmin")
 }
