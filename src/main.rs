@@ -38,7 +38,7 @@ struct Cli {
     /// Format of -p: toml (our keys), or properties (Java's names, to diff with a Java NameServer's -p).
     #[arg(long, value_name = "toml|properties", default_value = "toml", requires = "print_config")]
     format: PrintFormat,
-    /// Load and check everything (settings, listen address, state directory, KV file), then exit 0 or 1.
+    /// Load and check everything (settings, listen and HTTP addresses free, state directory, KV file), then exit 0 or 1.
     #[arg(long)]
     check_config: bool,
     /// Listen address, e.g. 127.0.0.1:9876, [::]:9876, [::1]:9876.

@@ -1,4 +1,5 @@
-//! `--check-config`: what start-up would check, without serving: the listen address resolves,
+//! `--check-config`: what start-up would check, without serving: the listen address resolves
+//! and it and the HTTP address can be bound (both are bound and released at once),
 //! the directories of the state files are writable, the KV file loads, and, when they are on,
 //! the accounts file and the TLS certificate and key load. (The settings are already loaded
 //! and validated by then.)
@@ -11,6 +12,7 @@ use thiserror::Error;
 
 use crate::acl::accounts::{Accounts, AccountsError};
 use crate::kv::{self, KvError};
+use crate::listen;
 use crate::settings::{Settings, TlsMode};
 use crate::tls::{server_config, TlsError, TlsFiles};
 
@@ -20,6 +22,12 @@ pub enum PreflightError {
     /// `bind_address` names no address.
     #[error("listen address {addr} does not resolve: {error}")]
     Resolve { addr: String, error: io::Error },
+    /// The remoting address cannot be bound (in use, or not an address of this host).
+    #[error("listen address {addr}: {error}")]
+    Listen { addr: String, error: io::Error },
+    /// The HTTP endpoint's address cannot be bound.
+    #[error("http_listen {addr}: {error}")]
+    Http { addr: String, error: io::Error },
     /// A state file's directory cannot be created or written.
     #[error("state directory {dir} is not writable (for {key}): {error}")]
     NotWritable { key: &'static str, dir: PathBuf, error: io::Error },
@@ -38,8 +46,7 @@ pub enum PreflightError {
 pub fn check(settings: &Settings) -> Result<Vec<String>, PreflightError> {
     let shown = format!("{}:{}", settings.bind_address, settings.listen_port);
     let addrs = settings.listen_addrs().map_err(|error| PreflightError::Resolve { addr: shown.clone(), error })?;
-    let addrs: Vec<String> = addrs.iter().map(ToString::to_string).collect();
-    let mut report = vec![format!("listen address {shown}: {}", addrs.join(", "))];
+    let mut report = try_binds(settings, &shown, addrs)?;
     for (key, file) in
         [("kv_config_path", &settings.kv_config_path), ("config_store_path", &settings.config_store_path)]
     {
@@ -57,6 +64,30 @@ pub fn check(settings: &Settings) -> Result<Vec<String>, PreflightError> {
         server_config(&TlsFiles::from_settings(settings))?;
         report.push(format!("TLS ({}): certificate {} and its key load", settings.tls_mode, settings.tls_cert_file));
     }
+    Ok(report)
+}
+
+/// Binds the remoting address and then the HTTP address as start-up does, holding the first
+/// while binding the second (so the two cannot be the same port), and releases both.
+fn try_binds(
+    settings: &Settings,
+    shown: &str,
+    addrs: Vec<std::net::SocketAddr>,
+) -> Result<Vec<String>, PreflightError> {
+    let listed: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+    let remoting =
+        listen::bind_addrs(shown, addrs).map_err(|error| PreflightError::Listen { addr: shown.to_owned(), error })?;
+    let mut report = vec![format!("listen address {shown}: {}, free", listed.join(", "))];
+    let http = settings.http_listen.trim();
+    if http.is_empty() {
+        report.push("http endpoint: off (http_listen is empty)".to_owned());
+    } else {
+        let bound =
+            listen::bind_host_port(http).map_err(|error| PreflightError::Http { addr: http.to_owned(), error })?;
+        report.push(format!("http endpoint {http}: free"));
+        drop(bound);
+    }
+    drop(remoting);
     Ok(report)
 }
 

@@ -109,3 +109,44 @@ fn check_config_fails_on_a_mistyped_environment_variable_with_java_spelling() {
     assert!(!stdout.contains("configuration OK"), "{stdout}");
     assert!(stderr.contains("NAMESRV_SCANNOTACTIVEBROKERINTERVL (did you mean NAMESRV_SCAN_INTERVAL_MS?)"), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// --check-config binds what the real start binds
+
+/// `--check-config` with `args`: (exit code, stdout, stderr).
+fn check_config(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut cmd = namesrv_command(&temp_dir());
+    cmd.arg("--check-config").args(args);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    (status.code(), stdout, stderr)
+}
+
+#[test]
+fn check_config_fails_on_a_listen_port_in_use() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let (code, stdout, stderr) = check_config(&["--listen", &addr]);
+    assert_eq!(code, Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stderr.contains(&format!("listen address {addr}")) && stderr.contains("in use"), "{stderr}");
+}
+
+#[test]
+fn check_config_fails_on_a_listen_address_not_on_this_host() {
+    // 192.0.2.1 (TEST-NET-1, RFC 5737) is assigned to no host.
+    let (code, stdout, stderr) = check_config(&["--listen", "192.0.2.1:9876"]);
+    assert_eq!(code, Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stderr.contains("listen address 192.0.2.1:9876"), "{stderr}");
+}
+
+#[test]
+fn check_config_fails_on_an_http_address_in_use_and_passes_with_both_free() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let (code, stdout, stderr) = check_config(&["--listen", "127.0.0.1:0", "--set", &format!("http_listen={addr}")]);
+    assert_eq!(code, Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stderr.contains(&format!("http_listen {addr}")) && stderr.contains("in use"), "{stderr}");
+
+    let (code, stdout, stderr) = check_config(&["--listen", "127.0.0.1:0"]);
+    assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(line_is(&stdout, "http endpoint 127.0.0.1:0: free") && line_is(&stdout, "configuration OK"), "{stdout}");
+}
