@@ -1,12 +1,15 @@
 //! Listening sockets: IPv4, IPv6 and dual-stack `::`, SO_REUSEADDR and Java's backlog, for the
-//! remoting port and the HTTP endpoint alike.
+//! remoting port and the HTTP endpoint alike; and how many connections the open-file limit
+//! leaves room for.
 
 use std::io;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
-use tracing::debug;
+use tracing::{debug, info, warn};
 
+use crate::ratelog::RateLimit;
 use crate::settings::addr::{resolve, split_host_port};
 
 /// Listen backlog, as Java's `serverSocketBacklog`.
@@ -42,9 +45,124 @@ pub fn bind_addrs(shown: &str, addrs: Vec<SocketAddr>) -> io::Result<std::net::T
     Err(last)
 }
 
+/// Descriptors kept free for the HTTP endpoint (probes, scrapes) and state files when the
+/// connection limit comes from the open-file limit.
+pub const FD_RESERVE: u64 = 64;
+
+/// The connection limit when neither the settings nor the OS set one.
+const UNLIMITED_CONNECTIONS: usize = 1 << 20;
+
+/// How many remoting connections may be open at once, logged once: `configured`, or with 0 what
+/// the open-file soft limit leaves after the descriptors open now and [`FD_RESERVE`]; never more
+/// than that, so that the HTTP endpoint and the state files always find a descriptor.
+pub fn connection_limit(configured: usize) -> usize {
+    let soft = rlimit::getrlimit(rlimit::Resource::NOFILE).ok().map(|(soft, _)| soft);
+    let soft = soft.filter(|s| *s != rlimit::INFINITY);
+    let open = open_fds();
+    let limit = max_connections(configured, soft, open.unwrap_or(0));
+    if limit < configured {
+        warn!(configured, max_connections = limit, fd_soft_limit = ?soft, "max_connections lowered to fit the open-file limit");
+    }
+    info!(max_connections = limit, fd_soft_limit = ?soft, open_fds = ?open, fd_reserve = FD_RESERVE, "connection limit");
+    limit
+}
+
+/// The limit for `configured` (0: from the fds) with a soft limit of `soft` and `open` fds open.
+fn max_connections(configured: usize, soft: Option<u64>, open: u64) -> usize {
+    let from_fds = soft.map(|s| usize::try_from(s.saturating_sub(open + FD_RESERVE)).unwrap_or(usize::MAX).max(1));
+    match (configured, from_fds) {
+        (0, Some(n)) => n,
+        (0, None) => UNLIMITED_CONNECTIONS,
+        (c, Some(n)) => c.min(n),
+        (c, None) => c,
+    }
+}
+
+/// How many descriptors this process has open, where the OS tells (Linux: `/proc/self/fd`).
+fn open_fds() -> Option<u64> {
+    std::fs::read_dir("/proc/self/fd").ok().map(|dir| dir.count() as u64)
+}
+
+/// The first pause after a failed accept; each failure in a row doubles it, up to the max.
+const ACCEPT_PAUSE_MIN: Duration = Duration::from_millis(10);
+/// The longest pause after failed accepts.
+const ACCEPT_PAUSE_MAX: Duration = Duration::from_secs(1);
+
+/// What the accept loop does at the connection limit and when accepting fails, with one warn
+/// line per 10 s for each (the next line counts those left out).
+#[derive(Debug)]
+pub struct AcceptGate {
+    max_connections: usize,
+    over_limit: RateLimit,
+    failures: RateLimit,
+    pause: Duration,
+}
+
+impl AcceptGate {
+    /// A gate letting at most `max_connections` be open.
+    pub fn new(max_connections: usize) -> Self {
+        let every_10s = || RateLimit::new(1, Duration::from_secs(10));
+        AcceptGate { max_connections, over_limit: every_10s(), failures: every_10s(), pause: ACCEPT_PAUSE_MIN }
+    }
+
+    /// Whether a connection just accepted from `peer`, with `open` others open, is served. One
+    /// over the limit is refused, and the caller closes it at once: the descriptor it holds is
+    /// one the HTTP probes and the state files may need.
+    pub fn admit(&mut self, open: usize, peer: SocketAddr) -> bool {
+        self.pause = ACCEPT_PAUSE_MIN;
+        if open < self.max_connections {
+            return true;
+        }
+        if let Some(suppressed) = self.over_limit.admit() {
+            let max_connections = self.max_connections;
+            warn!(%peer, open, max_connections, suppressed, "connection closed: max_connections reached");
+        }
+        false
+    }
+
+    /// How long to pause after a failed accept (usually out of file descriptors), from 10 ms
+    /// doubling with each failure in a row to 1 s.
+    pub fn failed(&mut self, error: &io::Error) -> Duration {
+        let pause = self.pause;
+        if let Some(suppressed) = self.failures.admit() {
+            warn!(%error, pause_ms = pause.as_millis() as u64, suppressed, "accept failed");
+        }
+        self.pause = (pause * 2).min(ACCEPT_PAUSE_MAX);
+        pause
+    }
+}
+
 /// Binds `host:port` as a setting gives it (brackets around an IPv6 host).
 pub fn bind_host_port(text: &str) -> io::Result<std::net::TcpListener> {
     let (host, port) = split_host_port(text)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("bad address {text}: {e}")))?;
     bind_addrs(text, resolve(&host, port)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_connection_limit_leaves_the_reserve_and_what_is_open_under_the_fd_limit() {
+        assert_eq!(max_connections(0, Some(1024), 40), 1024 - 40 - 64);
+        assert_eq!(max_connections(8, Some(1024), 40), 8);
+        assert_eq!(max_connections(5000, Some(1024), 40), 920, "lowered to fit");
+        assert_eq!(max_connections(0, Some(64), 40), 1, "never 0");
+        assert_eq!(max_connections(0, None, 40), UNLIMITED_CONNECTIONS);
+        assert_eq!(max_connections(7, None, 40), 7);
+        assert!(open_fds().is_none_or(|n| n >= 3), "stdin, stdout, stderr at least");
+    }
+
+    #[test]
+    fn the_gate_refuses_at_the_limit_and_failed_accepts_back_off_to_a_second() {
+        let peer: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let mut gate = AcceptGate::new(2);
+        assert!(gate.admit(1, peer) && !gate.admit(2, peer) && !gate.admit(3, peer));
+        let error = io::Error::from_raw_os_error(24);
+        let pauses: Vec<u64> = (0..9).map(|_| gate.failed(&error).as_millis() as u64).collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
+        assert!(gate.admit(0, peer));
+        assert_eq!(gate.failed(&error), ACCEPT_PAUSE_MIN, "an accepted connection resets the pause");
+    }
 }

@@ -26,7 +26,7 @@ use crate::dispatch::{Actors, DispatchOptions, Dispatcher};
 use crate::filewatch::Poke;
 use crate::io_pool::IoPool;
 use crate::kv::{self, Flush, KvError, KvHandle, KvStore};
-use crate::listen;
+use crate::listen::{self, AcceptGate};
 use crate::mailbox::{ConnId, Origin};
 use crate::metrics::Metrics;
 use crate::notifier::Notifier;
@@ -114,7 +114,8 @@ pub async fn serve_with(
     let mut pool = IoPool::new(settings.connection_threads());
     info!(io_threads = pool.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
     let accept = Accept { context: services.context.clone(), tls: services.tls.clone() };
-    let connections = accept_until(&listener, &mut pool, accept, shutdown).await;
+    let gate = AcceptGate::new(listen::connection_limit(settings.max_connections));
+    let connections = accept_until(&listener, &mut pool, accept, gate, shutdown).await;
     notify(&[NotifyState::Stopping]);
     observer.stop().await;
     drop(listener);
@@ -241,6 +242,12 @@ impl Connections {
         Connections { stop, done, all_done }
     }
 
+    /// How many connections are open (each holds a `done` sender until it ends; a TLS
+    /// handshake counts from its accept).
+    fn open(&self) -> usize {
+        self.done.strong_count().saturating_sub(1)
+    }
+
     /// What a new connection holds.
     fn lifecycle(&self) -> Lifecycle {
         Lifecycle { stop: self.stop.subscribe(), done: self.done.clone() }
@@ -292,11 +299,12 @@ impl Accept {
 }
 
 /// Accepts connections, one `Connection` actor each on the pool's threads in turn, until
-/// `shutdown` completes.
+/// `shutdown` completes; `gate` closes those over the connection limit and paces failed accepts.
 async fn accept_until(
     listener: &TcpListener,
     pool: &mut IoPool,
     accept: Accept,
+    mut gate: AcceptGate,
     shutdown: impl Future<Output = ()>,
 ) -> Connections {
     let connections = Connections::new();
@@ -306,6 +314,9 @@ async fn accept_until(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
+                    if !gate.admit(connections.open(), peer) {
+                        continue;
+                    }
                     next_id += 1;
                     let _ = stream.set_nodelay(true);
                     let origin = Origin { conn: ConnId(next_id), peer };
@@ -314,8 +325,11 @@ async fn accept_until(
                 }
                 Err(error) => {
                     // Usually out of file descriptors: back off instead of spinning.
-                    warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let pause = gate.failed(&error);
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => {}
+                        _ = &mut shutdown => return connections,
+                    }
                 }
             },
             _ = &mut shutdown => return connections,

@@ -157,6 +157,10 @@ pub struct Settings {
     pub write_buffer_low_bytes: usize,
     /// Reading from a connection stops while it has this many requests in flight.
     pub max_in_flight_per_connection: usize,
+    /// Most remoting connections open at once; more are closed as they are accepted. 0: the
+    /// open-file soft limit less the descriptors open at start and 64 kept for the HTTP
+    /// endpoint and state files.
+    pub max_connections: usize,
     /// Bytes all connections together may hold in partly received frames over 64 KiB.
     pub frame_budget_bytes: usize,
     /// A frame not complete this long after its first byte closes its connection.
@@ -237,6 +241,7 @@ impl Default for Settings {
             write_buffer_high_bytes: 4 * 1024 * 1024,
             write_buffer_low_bytes: 1024 * 1024,
             max_in_flight_per_connection: 64,
+            max_connections: 0,
             frame_budget_bytes: 256 * 1024 * 1024,
             frame_receive_timeout_secs: 30,
             max_topics_per_broker: 200_000,
