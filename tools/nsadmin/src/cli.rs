@@ -1,5 +1,7 @@
 //! Command-line surface: subcommands named as mqadmin names them, with mqadmin's short options.
 
+use std::path::PathBuf;
+
 use clap::{Args, Parser, Subcommand};
 
 /// The NameServer half of RocketMQ's mqadmin, for any RocketMQ NameServer, plus drift detection
@@ -42,6 +44,19 @@ pub struct Global {
     /// Session token sent and signed with the request, if the credentials have one.
     #[arg(long, global = true, env = "NSADMIN_SECURITY_TOKEN", hide_env_values = true)]
     pub security_token: Option<String>,
+    /// Connect over TLS (a NameServer with `tls_mode` permissive or enforcing), trusting the
+    /// system's CA certificates unless --tls-ca is given.
+    #[arg(long, global = true)]
+    pub tls: bool,
+    /// Connect over TLS, trusting the CA certificates in this PEM file.
+    #[arg(long = "tls-ca", global = true, env = "NSADMIN_TLS_CA", value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate chain (PEM), for a NameServer that asks for one (mutual TLS).
+    #[arg(long = "tls-cert", global = true, requires = "tls_key", value_name = "PEM")]
+    pub tls_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "tls-key", global = true, requires = "tls_cert", value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
 }
 
 /// The NameServers when neither `-n` nor `NSADMIN_NAMESRV_ADDR` names them and `NAMESRV_ADDR` is

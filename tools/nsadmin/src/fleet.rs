@@ -1,14 +1,16 @@
 //! The NameServers named by `-n`: reads from the first that answers (or from all), writes to all,
 //! and errors that name the NameServer that failed.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use namesrv::protocol::acl_signature::SessionCredentials;
-use namesrv::protocol::RemotingCommand;
+use namesrv_protocol::acl_signature::SessionCredentials;
+use namesrv_protocol::RemotingCommand;
+use rustls::ClientConfig;
 use thiserror::Error;
 
-use crate::client::{ClientError, Conn};
+use namesrv_client::{ClientError, Conn, ConnectOptions};
 
 /// A failed command, with the NameServer it concerns.
 #[derive(Debug, Error)]
@@ -16,6 +18,9 @@ pub enum CmdError {
     /// `-n` named no NameServer.
     #[error("no NameServer given: use -n \"host:port;host:port\"")]
     NoNameServer,
+    /// The TLS flags name files that cannot be used.
+    #[error("TLS: {0}")]
+    Tls(#[from] namesrv_client::tls::TlsConfigError),
     /// The NameServer could not be reached or did not answer.
     #[error("{addr}: {source}")]
     Client {
@@ -93,8 +98,8 @@ pub struct Fleet {
     pub addrs: Vec<String>,
     /// Connect and answer timeout.
     pub timeout: Duration,
-    /// Credentials signing every request, if any.
-    pub credentials: Option<SessionCredentials>,
+    /// How every connection is made: the timeout, the credentials signing every request, TLS.
+    pub options: ConnectOptions,
 }
 
 impl Fleet {
@@ -107,12 +112,18 @@ impl Fleet {
         if let Some(bad) = addrs.iter().find(|a| !a.contains(':')) {
             return Err(CmdError::Usage(format!("bad NameServer address {bad:?}: expected host:port")));
         }
-        Ok(Fleet { addrs, timeout, credentials })
+        Ok(Fleet { addrs, timeout, options: ConnectOptions { timeout, credentials, tls: None } })
+    }
+
+    /// The same NameServers over TLS with `tls`, when given.
+    pub fn with_tls(mut self, tls: Option<Arc<ClientConfig>>) -> Fleet {
+        self.options.tls = tls;
+        self
     }
 
     /// Opens a connection to `addr`.
     pub async fn connect(&self, addr: &str) -> Result<Conn, CmdError> {
-        Conn::connect(addr, self.timeout, self.credentials.clone()).await.map_err(|e| client_error(addr, e))
+        Conn::connect(addr, &self.options).await.map_err(|e| client_error(addr, e))
     }
 
     /// Sends one request to `addr` over a new connection and returns the answer, whatever its code.

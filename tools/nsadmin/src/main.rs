@@ -3,14 +3,14 @@
 //!
 //! # Layout
 //! - `cli`: clap definitions; `output`: per-NameServer result printing; `table`: text tables.
-//! - `client`: one pipelined, signing connection; `fleet`: the `-n` list and its errors.
+//! - `fleet`: the `-n` list, its connections (the `namesrv-client` crate: pipelined, signed,
+//!   TLS) and its errors.
 //! - `wire`: request builders and answer bodies.
 //! - `read`, `write`, `wait`: the mqadmin-style subcommands; `diff`: fleet drift; `watch` with
 //!   `http`: the refreshing view.
 #![forbid(unsafe_code)]
 
 mod cli;
-mod client;
 mod diff;
 mod fleet;
 mod http;
@@ -23,10 +23,13 @@ mod wire;
 mod write;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use namesrv::protocol::acl_signature::SessionCredentials;
+use namesrv_client::tls;
+use namesrv_protocol::acl_signature::SessionCredentials;
+use rustls::ClientConfig;
 
 use cli::{Cli, Command, Global};
 use fleet::{CmdError, Fleet};
@@ -64,10 +67,26 @@ fn credentials(global: &Global) -> Result<Option<SessionCredentials>, CmdError> 
     Ok(Some(SessionCredentials { access_key, secret_key, security_token }))
 }
 
+/// The TLS configuration the flags ask for, if any: `--tls-ca` (or, with `--tls` alone, the
+/// system's CA certificates) and a client certificate for mutual TLS.
+fn tls_config(global: &Global) -> Result<Option<Arc<ClientConfig>>, CmdError> {
+    if !global.tls && global.tls_ca.is_none() && global.tls_cert.is_none() {
+        return Ok(None);
+    }
+    let ca = match global.tls_ca.clone() {
+        Some(ca) => ca,
+        None => tls::system_ca_file()
+            .ok_or_else(|| CmdError::Usage("--tls: no system CA certificates found; give --tls-ca PEM".into()))?,
+    };
+    let client = global.tls_cert.as_deref().zip(global.tls_key.as_deref());
+    Ok(Some(tls::client_config(&ca, client)?))
+}
+
 async fn run(cli: Cli) -> Result<Exit, CmdError> {
     let global = cli.global;
     let fleet =
-        Fleet::new(&global.namesrv_addrs(), Duration::from_millis(global.timeout_ms.max(1)), credentials(&global)?)?;
+        Fleet::new(&global.namesrv_addrs(), Duration::from_millis(global.timeout_ms.max(1)), credentials(&global)?)?
+            .with_tls(tls_config(&global)?);
     let ctx = Ctx { fleet, json: global.json, all: global.all };
     match cli.command {
         Command::ClusterList => read::cluster_list(&ctx).await,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use namesrv::protocol::{RemotingCommand, RequestCode};
+use namesrv_protocol::{RemotingCommand, RequestCode};
 
 use crate::fleet::{body, success, CmdError, PerNamesrv};
 use crate::output::{print_each, Ctx, Exit};

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use namesrv::protocol::RequestCode;
+use namesrv_protocol::RequestCode;
 
 use crate::cli::WaitArgs;
 use crate::fleet::{body, success, CmdError};

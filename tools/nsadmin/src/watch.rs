@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use namesrv::protocol::RequestCode;
+use namesrv_protocol::RequestCode;
 use serde_json::{json, Value};
 
 use crate::cli::WatchArgs;

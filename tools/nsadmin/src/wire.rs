@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use namesrv::protocol::lenient::parse_lenient;
-use namesrv::protocol::{ExtFields, RemotingCommand, RequestCode};
+use namesrv_protocol::lenient::parse_lenient;
+use namesrv_protocol::{ExtFields, RemotingCommand, RequestCode};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Reads `null` as the type's default, as fastjson does for a missing collection.

@@ -1,7 +1,7 @@
 //! Write subcommands, sent to every NameServer of `-n` with the result of each printed (as
 //! mqadmin's `UpdateKvConfigCommand`, `WipeWritePermSubCommand`, `DeleteTopicSubCommand`... do).
 
-use namesrv::protocol::{RemotingCommand, RequestCode};
+use namesrv_protocol::{RemotingCommand, RequestCode};
 use serde_json::{Map, Value};
 
 use crate::fleet::{success, CmdError};

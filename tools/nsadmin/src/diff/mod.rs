@@ -11,16 +11,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use futures_util::future::join_all;
-use namesrv::protocol::{RemotingCommand, RequestCode};
+use namesrv_protocol::{RemotingCommand, RequestCode};
 use serde_json::json;
 
 use crate::cli::DiffArgs;
-use crate::client::{ClientError, Conn};
 use crate::fleet::{body, client_error, success, CmdError};
 use crate::output::{Ctx, Exit};
 use crate::table::print_json;
 use crate::wire::{self, ClusterInfo, KvTable, TopicList, TopicRoute, ORDER_TOPIC_NAMESPACE};
 use compare::{compare, Report, Snapshot};
+use namesrv_client::{ClientError, Conn};
 
 /// TOPIC_NOT_EXIST: the topic has no route on that NameServer.
 const TOPIC_NOT_EXIST: i32 = 17;
