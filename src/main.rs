@@ -147,11 +147,10 @@ fn check_config(settings: &Settings) -> ExitCode {
 fn run(settings: Settings, sources: Sources) -> ExitCode {
     let system = actix::System::new();
     let result = system.block_on(async move {
-        let listener = server::bind(&settings).map_err(server::ServeError::from)?;
         let (tx, requests) = mpsc::channel(1);
         reload_on_sighup(tx);
         let reload = server::Reload { sources, requests };
-        server::serve_with(settings, listener, shutdown_signal(), Some(reload), None).await
+        server::load_bind_serve(settings, shutdown_signal(), Some(reload)).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,16 +1,133 @@
-//! Crash-safe file replacement: temp file, fsync, rename, fsync the directory.
+//! Crash-safe file replacement (temp file, fsync, rename, fsync the directory) and the one way
+//! state files are opened: never through a symbolic link, never anything but a regular file,
+//! never read past a bound.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use thiserror::Error;
+
+/// A state file that is not what the server writes there.
+#[derive(Debug, Error)]
+pub enum StateFileError {
+    /// A symbolic link: state files are never opened through one, so a planted link cannot
+    /// send reads or writes outside the state directory.
+    #[error("is a symbolic link; state files are not opened through links")]
+    Symlink,
+    /// A FIFO, device, socket or directory, which could block or never end.
+    #[error("is not a regular file ({kind})")]
+    NotRegular { kind: &'static str },
+    /// Larger than the bound for this file.
+    #[error("too large: {len} bytes, max {max}")]
+    TooLarge { len: u64, max: u64 },
+}
+
+impl From<StateFileError> for io::Error {
+    fn from(error: StateFileError) -> Self {
+        let kind = match error {
+            StateFileError::TooLarge { .. } => io::ErrorKind::FileTooLarge,
+            _ => io::ErrorKind::InvalidInput,
+        };
+        io::Error::new(kind, error)
+    }
+}
+
+/// Opens an existing state file for reading: not through a symbolic link, not blocking on a
+/// FIFO, and only when it is a regular file.
+pub fn open_state_file(path: &Path) -> io::Result<File> {
+    let file =
+        OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(no_link)?;
+    check_regular(&file)?;
+    Ok(file)
+}
+
+/// Opens (creating it) a state file for appending, not through a symbolic link, and only when
+/// it is a regular file.
+pub fn open_state_file_append(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(no_link)?;
+    check_regular(&file)?;
+    Ok(file)
+}
+
+/// Reads a whole state file (see [`open_state_file`]), refusing one longer than `max` bytes
+/// without reading past the bound.
+pub fn read_state_file(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_bounded(open_state_file(path)?, max)
+}
+
+/// Reads a whole file an operator provides (the accounts file, TLS files): links are followed
+/// (secrets are often mounted as links), but only a regular file is read, never past `max`.
+pub fn read_config_file(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    check_regular(&file)?;
+    read_bounded(file, max)
+}
+
+fn read_bounded(file: File, max: u64) -> io::Result<Vec<u8>> {
+    let len = file.metadata()?.len();
+    if len > max {
+        return Err(StateFileError::TooLarge { len, max }.into());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(StateFileError::TooLarge { len: bytes.len() as u64, max }.into());
+    }
+    Ok(bytes)
+}
+
+/// Whether `path` exists as anything, a dangling link included.
+pub fn exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+/// `O_NOFOLLOW` on a link fails with ELOOP: say what it is.
+fn no_link(error: io::Error) -> io::Error {
+    if error.raw_os_error() == Some(libc::ELOOP) {
+        StateFileError::Symlink.into()
+    } else {
+        error
+    }
+}
+
+fn check_regular(file: &File) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = file.metadata()?.file_type();
+    let name = match () {
+        _ if kind.is_file() => return Ok(()),
+        _ if kind.is_dir() => "directory",
+        _ if kind.is_fifo() => "fifo",
+        _ if kind.is_char_device() => "character device",
+        _ if kind.is_block_device() => "block device",
+        _ if kind.is_socket() => "socket",
+        _ => "special file",
+    };
+    Err(StateFileError::NotRegular { kind: name }.into())
+}
+
 /// Replaces `path` with `content` so that a crash at any moment leaves either the old or the
-/// new content. The previous content is kept as `<path>.bak`, as Java does.
+/// new content. The previous content is kept as `<path>.bak`, as Java does. A link planted as
+/// the file, `.bak` or `.tmp` is replaced, never written through; the previous content is read
+/// for `.bak` only when it is a regular file of at most `content.len()` plus 64 MiB.
 pub fn write_atomically(path: &Path, content: &[u8]) -> io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
-    if path.exists() {
-        write_synced(&sibling(path, ".bak"), &fs::read(path)?)?;
+    if exists(path) {
+        let max = content.len() as u64 + 64 * 1024 * 1024;
+        match read_state_file(path, max) {
+            Ok(previous) => write_synced(&sibling(path, ".bak"), &previous)?,
+            // Not ours (a link, a FIFO, a device): it is replaced below, and kept nowhere.
+            Err(e) if e.get_ref().is_some_and(|inner| inner.is::<StateFileError>()) => {}
+            Err(e) => return Err(e),
+        }
     }
     let tmp = sibling(path, ".tmp");
     write_synced(&tmp, content)?;
@@ -18,8 +135,14 @@ pub fn write_atomically(path: &Path, content: &[u8]) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// Writes a new file at `path`: whatever was there (a link included) is removed first and the
+/// file is created exclusively, so nothing outside the directory is ever written.
 fn write_synced(path: &Path, content: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
     file.write_all(content)?;
     file.sync_all()
 }
@@ -35,14 +158,57 @@ pub fn sibling(path: &Path, suffix: &str) -> PathBuf {
 mod tests {
     use super::*;
 
+    fn dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("namesrv-persist-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn replaces_content_and_keeps_a_backup() {
-        let dir = std::env::temp_dir().join(format!("namesrv-persist-{}", std::process::id()));
+        let dir = dir("replace");
         let path = dir.join("sub/kv.json");
         write_atomically(&path, b"one").unwrap();
         write_atomically(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read(dir.join("sub/kv.json.bak")).unwrap(), b"one");
         assert!(!dir.join("sub/kv.json.tmp").exists());
+    }
+
+    #[test]
+    fn planted_links_are_replaced_never_written_through() {
+        let dir = dir("links");
+        let outside = dir.join("outside");
+        fs::write(&outside, "keep").unwrap();
+        let path = dir.join("kv.json");
+        fs::write(&path, "one").unwrap();
+        for suffix in [".bak", ".tmp"] {
+            std::os::unix::fs::symlink(&outside, sibling(&path, suffix)).unwrap();
+        }
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(fs::read(&outside).unwrap(), b"keep", "nothing written through a link");
+        assert_eq!(fs::read(sibling(&path, ".bak")).unwrap(), b"one");
+        assert!(!fs::symlink_metadata(sibling(&path, ".bak")).unwrap().file_type().is_symlink());
+
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        let err = read_state_file(&path, 100).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        write_atomically(&path, b"three").unwrap();
+        assert_eq!(fs::read(&outside).unwrap(), b"keep");
+        assert_eq!(fs::read(&path).unwrap(), b"three");
+    }
+
+    #[test]
+    fn devices_and_oversized_files_are_refused_without_reading_them() {
+        let err = read_state_file(Path::new("/dev/zero"), 1024).unwrap_err();
+        assert!(err.to_string().contains("not a regular file (character device)"), "{err}");
+        let dir = dir("big");
+        let path = dir.join("big");
+        fs::write(&path, vec![b'x'; 101]).unwrap();
+        assert_eq!(read_state_file(&path, 101).unwrap().len(), 101);
+        let err = read_state_file(&path, 100).unwrap_err();
+        assert_eq!(err.to_string(), "too large: 101 bytes, max 100");
     }
 }

@@ -54,7 +54,7 @@ pub fn check(settings: &Settings) -> Result<Vec<String>, PreflightError> {
             writable_dir(Path::new(file)).map_err(|(dir, error)| PreflightError::NotWritable { key, dir, error })?;
         report.push(format!("{key} {file}: directory {} writable", dir.display()));
     }
-    let table = kv::load(Path::new(&settings.kv_config_path))?;
+    let table = kv::load(Path::new(&settings.kv_config_path), settings.kv_max_store_bytes)?;
     report.push(format!("kv config {}: {} namespaces", settings.kv_config_path, table.len()));
     if settings.acl_enabled {
         let accounts = Accounts::load(Path::new(&settings.acl_accounts_file))?;

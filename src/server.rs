@@ -25,7 +25,8 @@ use crate::connection::{Connection, ConnectionContext, Lifecycle};
 use crate::dispatch::{Actors, DispatchOptions, Dispatcher};
 use crate::filewatch::Poke;
 use crate::io_pool::IoPool;
-use crate::kv::{self, Flush, KvError, KvHandle, KvStore};
+use crate::kv::journal::KvFiles;
+use crate::kv::{self, Flush, KvError, KvHandle, KvStore, KvTable};
 use crate::listen::{self, AcceptGate};
 use crate::mailbox::{ConnId, Origin};
 use crate::metrics::Metrics;
@@ -89,7 +90,48 @@ pub async fn serve(
 /// [`serve`], reloading the configuration on each `reload` request, and telling the service
 /// manager (systemd `Type=notify`, when `NOTIFY_SOCKET` is set) when it is ready and stopping.
 pub async fn serve_with(
+    settings: Settings,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+    reload: Option<Reload>,
+    http: Option<std::net::TcpListener>,
+) -> Result<(), ServeError> {
+    let state = State::load(&settings)?;
+    serve_loaded(settings, state, listener, shutdown, reload, http).await
+}
+
+/// [`serve_with`] on the configured address, bound only once the state files have loaded: a
+/// peer never reaches a port that a server which cannot start (a corrupt or planted state
+/// file) already accepts on.
+pub async fn load_bind_serve(
+    settings: Settings,
+    shutdown: impl Future<Output = ()>,
+    reload: Option<Reload>,
+) -> Result<(), ServeError> {
+    let state = State::load(&settings)?;
+    let listener = bind(&settings)?;
+    serve_loaded(settings, state, listener, shutdown, reload, None).await
+}
+
+/// What start-up reads from the state directory before anything is bound.
+struct State {
+    /// The KV files and the table they hold.
+    kv: (KvFiles, KvTable),
+}
+
+impl State {
+    /// Loads the KV file (a corrupt, oversized or planted one stops start-up).
+    fn load(settings: &Settings) -> Result<State, ServeError> {
+        let kv_path = PathBuf::from(&settings.kv_config_path);
+        let kv = kv::open(&kv_path, settings.kv_max_store_bytes)?;
+        info!(path = %kv_path.display(), namespaces = kv.1.len(), "kv config loaded");
+        Ok(State { kv })
+    }
+}
+
+async fn serve_loaded(
     mut settings: Settings,
+    state: State,
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
     reload: Option<Reload>,
@@ -99,7 +141,7 @@ pub async fn serve_with(
     settings.listen_port = listener.local_addr()?.port();
     let (sources, requests) = reload.map(|r| (r.sources, r.requests)).unzip();
     let metrics = settings.metrics_enabled.then(Metrics::new);
-    let services = Services::start(&settings, sources, metrics.clone())?;
+    let services = Services::start(&settings, state, sources, metrics.clone())?;
     if let Some(requests) = requests {
         actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
     }
@@ -175,11 +217,14 @@ struct Services {
 }
 
 impl Services {
-    /// Loads the KV file (a corrupt one stops start-up) and starts every actor.
-    fn start(settings: &Settings, sources: Option<Sources>, metrics: Option<Arc<Metrics>>) -> Result<Self, ServeError> {
-        let kv_path = PathBuf::from(&settings.kv_config_path);
-        let kv_files = kv::open(&kv_path)?;
-        info!(path = %kv_path.display(), namespaces = kv_files.1.len(), "kv config loaded");
+    /// Starts every actor on the loaded state.
+    fn start(
+        settings: &Settings,
+        state: State,
+        sources: Option<Sources>,
+        metrics: Option<Arc<Metrics>>,
+    ) -> Result<Self, ServeError> {
+        let kv_files = state.kv;
         let notifier = Notifier::start(settings.response_version, metrics.clone());
         let scan_interval = Duration::from_millis(settings.scan_interval_ms);
         let options = RegistryOptions::from(settings);

@@ -3,7 +3,10 @@
 //! on disk (`journal`: Java's `kvConfig.json` plus an append-only journal) before it is
 //! acknowledged; a failed write leaves memory unchanged. The store is bounded in bytes.
 
+mod change;
 pub mod journal;
+mod replay;
+mod segment;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,14 +51,21 @@ pub enum KvError {
     StoreFull { size: usize, max: usize },
 }
 
+/// The most bytes read from one KV file for a store of at most `max_store_bytes`: every byte
+/// escaped as `\u00XX` (six bytes) at worst, plus 1 MiB for the JSON around them. A state file
+/// longer than this (or a FIFO, a device, a link) stops start-up with an error naming it.
+pub fn max_file_bytes(max_store_bytes: usize) -> u64 {
+    (max_store_bytes as u64).saturating_mul(6).saturating_add(1024 * 1024)
+}
+
 /// Reads the table as of the last acknowledged change without writing anything.
-pub fn load(path: &Path) -> Result<KvTable, KvError> {
-    journal::read_table(path)
+pub fn load(path: &Path, max_store_bytes: usize) -> Result<KvTable, KvError> {
+    replay::read_table(path, max_file_bytes(max_store_bytes))
 }
 
 /// Opens the KV files: the table as of the last acknowledged change.
-pub fn open(path: &Path) -> Result<(KvFiles, KvTable), KvError> {
-    KvFiles::open(path)
+pub fn open(path: &Path, max_store_bytes: usize) -> Result<(KvFiles, KvTable), KvError> {
+    KvFiles::open(path, max_file_bytes(max_store_bytes))
 }
 
 /// The bytes `table` holds in names and values (what `kv_max_store_bytes` bounds).
@@ -283,18 +293,18 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("kvConfig.json");
         std::fs::write(&path, text).unwrap();
-        let (_, table) = open(&path).unwrap();
+        let (_, table) = open(&path, 1 << 20).unwrap();
         assert_eq!(table[ORDER_TOPIC_CONFIG]["cid"], "default-consumer-name");
         assert_eq!(table_bytes(&table), 18 + 11 + 14 + 10 + 13 + 3 + 21);
-        assert!(open(&dir.join("missing.json")).unwrap().1.is_empty());
+        assert!(open(&dir.join("missing.json"), 1 << 20).unwrap().1.is_empty());
         std::fs::write(&path, "").unwrap();
-        assert!(open(&path).unwrap().1.is_empty(), "an empty file loads as empty, as in Java");
+        assert!(open(&path, 1 << 20).unwrap().1.is_empty(), "an empty file loads as empty, as in Java");
         std::fs::write(&path, "{\"configTable\":{").unwrap();
-        let err = open(&path).unwrap_err();
+        let err = open(&path, 1 << 20).unwrap_err();
         assert!(matches!(err, KvError::Corrupt { .. }));
         assert!(err.to_string().contains("kvConfig.json.bak does not exist"), "{err}");
         std::fs::write(dir.join("kvConfig.json.bak"), text).unwrap();
-        let err = open(&path).unwrap_err().to_string();
+        let err = open(&path, 1 << 20).unwrap_err().to_string();
         assert!(err.contains("the previous version is in") && err.contains("kvConfig.json.bak"), "{err}");
     }
 }

@@ -1,0 +1,114 @@
+//! Reading the KV files back: the snapshot, then the journals, each bounded in size. A torn
+//! last line (a crash mid-append, never acknowledged) is dropped with a warning; so is a torn
+//! append that an older version let the next acknowledged line land on.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use tracing::warn;
+
+use super::change::Change;
+use super::{KvError, KvTable};
+use crate::persist::{read_state_file, sibling, write_atomically};
+
+/// Java's `KVConfigSerializeWrapper`, as read.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SnapshotIn {
+    #[serde(default)]
+    config_table: KvTable,
+}
+
+/// Java's `KVConfigSerializeWrapper`, as written: borrows the table, so writing copies nothing.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SnapshotOut<'a> {
+    config_table: &'a KvTable,
+}
+
+/// The snapshot bytes of `table`, as Java writes `kvConfig.json`.
+pub(super) fn encode_snapshot(table: &KvTable, path: &Path) -> Result<Vec<u8>, KvError> {
+    serde_json::to_vec(&SnapshotOut { config_table: table })
+        .map_err(|error| KvError::Encode { path: path.into(), error })
+}
+
+/// The table as of the last acknowledged change (the snapshot, then the journals), written
+/// nowhere: for checking a configuration without touching it. No file is read past `max_read`.
+pub fn read_table(path: &Path, max_read: u64) -> Result<KvTable, KvError> {
+    let mut table = read_snapshot(path, max_read)?;
+    replay(&sibling(path, ".journal.old"), &mut table, max_read)?;
+    replay(&sibling(path, ".journal"), &mut table, max_read)?;
+    Ok(table)
+}
+
+/// Merges `old_journal` into the snapshot file and deletes it. Returns the changes merged.
+pub(super) fn merge(snapshot: &Path, old_journal: &Path, max_read: u64) -> Result<usize, KvError> {
+    let mut table = read_snapshot(snapshot, max_read)?;
+    let changes = replay(old_journal, &mut table, max_read)?;
+    let body = encode_snapshot(&table, snapshot)?;
+    write_atomically(snapshot, &body).map_err(|error| KvError::Write { path: snapshot.to_owned(), error })?;
+    fs::remove_file(old_journal).map_err(|error| KvError::Write { path: old_journal.to_owned(), error })?;
+    Ok(changes)
+}
+
+/// Reads a state file; `None` when it does not exist.
+fn read(path: &Path, max_read: u64) -> Result<Option<Vec<u8>>, KvError> {
+    match read_state_file(path, max_read) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(KvError::Read { path: path.into(), error }),
+    }
+}
+
+/// Reads a snapshot; missing or empty is an empty table (as Java's `KVConfigManager.load`).
+pub(super) fn read_snapshot(path: &Path, max_read: u64) -> Result<KvTable, KvError> {
+    let Some(bytes) = read(path, max_read)? else { return Ok(KvTable::new()) };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(KvTable::new());
+    }
+    let file: SnapshotIn =
+        serde_json::from_slice(&bytes).map_err(|error| KvError::Corrupt { path: path.into(), error })?;
+    Ok(file.config_table)
+}
+
+/// Applies the complete lines of a journal to `table`; returns how many. A last line without
+/// its newline was never acknowledged and is dropped.
+pub(super) fn replay(path: &Path, table: &mut KvTable, max_read: u64) -> Result<usize, KvError> {
+    let Some(bytes) = read(path, max_read)? else { return Ok(0) };
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    if complete < bytes.len() {
+        let torn = bytes.len() - complete;
+        warn!(path = %path.display(), bytes = torn, "kv journal ends in a torn line (a write that never completed); dropped");
+    }
+    let mut count = 0;
+    for line in bytes[..complete].split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        parse_line(line, path)?.apply(table);
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// One journal line. A line can only end in a newline once its whole change was written, so
+/// what precedes a change's start (`["put",` or `["del",`, which never occur unescaped inside
+/// a JSON string) on a line that does not parse is a torn append that was never acknowledged:
+/// it is dropped with a warning and the change after it is kept. Anything else is corrupt.
+fn parse_line(line: &[u8], path: &Path) -> Result<Change, KvError> {
+    let error = match serde_json::from_slice(line) {
+        Ok(change) => return Ok(change),
+        Err(error) => error,
+    };
+    let start = [&b"[\"put\","[..], &b"[\"del\","[..]]
+        .iter()
+        .filter_map(|tag| line.windows(tag.len()).rposition(|w| w == *tag))
+        .max()
+        .filter(|i| *i > 0);
+    match start.map(|i| (i, serde_json::from_slice::<Change>(&line[i..]))) {
+        Some((torn, Ok(change))) => {
+            warn!(path = %path.display(), bytes = torn, "kv journal line starts with a torn write; the change after it is kept");
+            Ok(change)
+        }
+        _ => Err(KvError::Corrupt { path: path.into(), error }),
+    }
+}
