@@ -1,18 +1,30 @@
 //! Re-reading files that may change while the server runs (the accounts file, TLS certificates):
-//! a thread of its own polls their metadata and calls a reload function when they changed and
-//! have stayed unchanged for one more poll (so a file caught half-written is not loaded), and
-//! whenever it is poked (SIGHUP). Reading and parsing happen on that thread, never on the
-//! connections' thread. The thread ends when its [`Poke`] is dropped.
+//! a thread of its own polls them and calls a reload function when they changed, and whenever
+//! it is poked (SIGHUP). Either way the files must first have settled: the same size, mtime,
+//! inode and content hash on every look for `settle`, so a file written in place in several
+//! pieces is not loaded half-written (a truncated TOML can still parse). Reading and parsing
+//! happen on that thread, never on the connections' thread. The thread ends when its [`Poke`]
+//! is dropped.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::persist::read_config_file;
+use crate::settings::Settings;
+
+/// Files larger than this are not hashed (they cannot be loaded either).
+const MAX_HASHED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The shortest wait between looks while a change settles.
+const MIN_TICK: Duration = Duration::from_millis(10);
 
 /// Why the reload function runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
-    /// A watched file changed (modification time, size or inode).
+    /// A watched file changed (modification time, size, inode or content).
     Changed,
     /// A reload was requested (SIGHUP).
     Requested,
@@ -29,15 +41,17 @@ impl Poke {
     }
 }
 
-/// What identifies a file's content without reading it; `None` when it cannot be read.
-type Fingerprint = Vec<Option<(SystemTime, u64, u64)>>;
+/// What identifies a file's content; `None` when it cannot be read.
+type Fingerprint = Vec<Option<(SystemTime, u64, u64, u64)>>;
 
 fn fingerprint(paths: &[PathBuf]) -> Fingerprint {
     paths
         .iter()
         .map(|p| {
             let meta = std::fs::metadata(p).ok()?;
-            Some((meta.modified().ok()?, meta.len(), inode(&meta)))
+            let mut hasher = DefaultHasher::new();
+            read_config_file(p, MAX_HASHED_BYTES).ok()?.hash(&mut hasher);
+            Some((meta.modified().ok()?, meta.len(), inode(&meta), hasher.finish()))
         })
         .collect()
 }
@@ -52,50 +66,103 @@ fn inode(_: &std::fs::Metadata) -> u64 {
     0
 }
 
-/// Starts a thread named `name` watching `paths` every `interval` (never, when zero: then only
-/// pokes reload) and calling `reload` as described in the module documentation.
+/// How often and how long to watch.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// How often to look for a change; zero: only when poked.
+    pub interval: Duration,
+    /// How long files must stay unchanged before they are loaded.
+    pub settle: Duration,
+}
+
+impl Timing {
+    /// The accounts and TLS files' timing: `security_reload_interval_ms` and
+    /// `security_reload_settle_ms`.
+    pub fn of(settings: &Settings) -> Timing {
+        Timing {
+            interval: Duration::from_millis(settings.security_reload_interval_ms),
+            settle: Duration::from_millis(settings.security_reload_settle_ms),
+        }
+    }
+}
+
+/// Starts a thread named `name` watching `paths` and calling `reload` as described in the
+/// module documentation.
 pub fn spawn(
     name: &str,
     paths: Vec<PathBuf>,
-    interval: Duration,
+    timing: Timing,
     reload: impl FnMut(Cause) + Send + 'static,
 ) -> io::Result<Poke> {
     let (tx, rx) = sync_channel(1);
     let loaded = fingerprint(&paths);
-    std::thread::Builder::new().name(name.to_owned()).spawn(move || run(&rx, &paths, interval, loaded, reload))?;
+    let changed_at = Instant::now().checked_sub(timing.settle).unwrap_or_else(Instant::now);
+    let watch = Watch { paths, timing, seen: loaded.clone(), loaded, changed_at, requested: false };
+    std::thread::Builder::new().name(name.to_owned()).spawn(move || watch.run(&rx, reload))?;
     Ok(Poke(tx))
 }
 
-fn run(
-    rx: &Receiver<()>,
-    paths: &[PathBuf],
-    interval: Duration,
-    mut loaded: Fingerprint,
-    mut reload: impl FnMut(Cause),
-) {
-    let mut seen = loaded.clone();
-    loop {
-        let next = if interval.is_zero() {
-            rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
-        } else {
-            rx.recv_timeout(interval)
-        };
-        match next {
-            Ok(()) => {
-                loaded = fingerprint(paths);
-                seen = loaded.clone();
-                reload(Cause::Requested);
+/// The watcher thread's state.
+struct Watch {
+    paths: Vec<PathBuf>,
+    timing: Timing,
+    /// The files as last loaded.
+    loaded: Fingerprint,
+    /// The files as last looked at.
+    seen: Fingerprint,
+    /// When `seen` last changed.
+    changed_at: Instant,
+    /// A reload was requested and has not happened yet.
+    requested: bool,
+}
+
+impl Watch {
+    fn run(mut self, rx: &Receiver<()>, mut reload: impl FnMut(Cause)) {
+        loop {
+            let pending = self.requested || self.seen != self.loaded;
+            let next = match self.wait(pending) {
+                Some(wait) => rx.recv_timeout(wait),
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match next {
+                Ok(()) => self.requested = true,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
             }
-            Err(RecvTimeoutError::Timeout) => {
-                let now = fingerprint(paths);
-                if now != loaded && now == seen {
-                    loaded = now.clone();
-                    reload(Cause::Changed);
-                }
-                seen = now;
+            if let Some(cause) = self.look() {
+                reload(cause);
             }
-            Err(RecvTimeoutError::Disconnected) => return,
         }
+    }
+
+    /// How long to wait for a poke before looking again; `None`: until poked.
+    fn wait(&self, pending: bool) -> Option<Duration> {
+        let Timing { interval, settle } = self.timing;
+        match (pending, interval.is_zero()) {
+            (true, true) => Some((settle / 4).max(MIN_TICK)),
+            (true, false) => Some(interval.min(settle / 4).max(MIN_TICK)),
+            (false, true) => None,
+            (false, false) => Some(interval),
+        }
+    }
+
+    /// Looks at the files; says why to reload when a change or a request is due and the files
+    /// have settled (unchanged since the last look, and for `settle`).
+    fn look(&mut self) -> Option<Cause> {
+        let now = fingerprint(&self.paths);
+        if now != self.seen {
+            self.seen = now;
+            self.changed_at = Instant::now();
+            return None;
+        }
+        let due = self.requested || self.seen != self.loaded;
+        if !due || self.changed_at.elapsed() < self.timing.settle {
+            return None;
+        }
+        let cause = if self.requested { Cause::Requested } else { Cause::Changed };
+        self.requested = false;
+        self.loaded = self.seen.clone();
+        Some(cause)
     }
 }
 
@@ -111,7 +178,8 @@ mod tests {
         let file = dir.join("watched");
         std::fs::write(&file, "one").unwrap();
         let (tx, rx) = channel();
-        let poke = spawn("test-watch", vec![file.clone()], Duration::from_millis(20), move |cause| {
+        let timing = Timing { interval: Duration::from_millis(20), settle: Duration::ZERO };
+        let poke = spawn("test-watch", vec![file.clone()], timing, move |cause| {
             let _ = tx.send(cause);
         })
         .unwrap();
@@ -123,5 +191,29 @@ mod tests {
         assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(Cause::Requested));
         drop(poke);
         assert!(rx.recv_timeout(Duration::from_secs(5)).is_err(), "the thread ends with its poke");
+    }
+
+    #[test]
+    fn a_file_written_in_pieces_loads_whole_once_it_has_settled() {
+        let dir = std::env::temp_dir().join(format!("namesrv-filewatch-settle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("watched");
+        std::fs::write(&file, "old").unwrap();
+        let (tx, rx) = channel();
+        let timing = Timing { interval: Duration::from_millis(10), settle: Duration::from_millis(400) };
+        let path = file.clone();
+        let poke = spawn("test-settle", vec![file.clone()], timing, move |cause| {
+            let _ = tx.send((cause, std::fs::read_to_string(&path).unwrap()));
+        })
+        .unwrap();
+        std::fs::write(&file, "first half").unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let done = Instant::now();
+        std::fs::write(&file, "first half, second half").unwrap();
+        poke.poke();
+        let (cause, text) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert!(done.elapsed() >= timing.settle, "loaded {:?} after the last write", done.elapsed());
+        assert_eq!((cause, text.as_str()), (Cause::Requested, "first half, second half"));
+        assert!(rx.recv_timeout(Duration::from_millis(100)).is_err(), "loaded once");
     }
 }

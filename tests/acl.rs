@@ -24,6 +24,7 @@ fn acl_server(protect: AclProtect) -> (TestServer, std::path::PathBuf) {
         s.acl_accounts_file = accounts.display().to_string();
         s.acl_protect = protect;
         s.security_reload_interval_ms = 50;
+        s.security_reload_settle_ms = 0;
     });
     (server, dir)
 }

@@ -28,6 +28,11 @@ use ipnet::IpNet;
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::persist::read_config_file;
+
+/// The largest accounts file read (a FIFO or device is refused outright).
+pub const MAX_ACCOUNTS_FILE_BYTES: u64 = 1024 * 1024;
+
 /// What an account may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -105,9 +110,13 @@ pub struct Accounts {
 }
 
 impl Accounts {
-    /// Reads and checks the accounts file.
+    /// Reads and checks the accounts file: a regular file (a link to one is followed) of at
+    /// most [`MAX_ACCOUNTS_FILE_BYTES`].
     pub fn load(path: &Path) -> Result<Accounts, AccountsError> {
-        let text = std::fs::read_to_string(path).map_err(|error| AccountsError::Read { path: path.into(), error })?;
+        let read = |error| AccountsError::Read { path: path.into(), error };
+        let bytes = read_config_file(path, MAX_ACCOUNTS_FILE_BYTES).map_err(read)?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| read(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         Self::parse(&text, path)
     }
 

@@ -14,13 +14,12 @@ pub mod verify;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use thiserror::Error;
 use tracing::{error, info, warn};
 
-use crate::filewatch::{self, Cause, Poke};
+use crate::filewatch::{self, Cause, Poke, Timing};
 use crate::metrics::Metrics;
 use crate::protocol::acl_signature::ACCESS_KEY;
 use crate::protocol::RemotingCommand;
@@ -99,10 +98,10 @@ impl Acl {
         warn_if_readable_by_others(&path);
         info!(file = %path.display(), accounts = acl.accounts.load().len(), protect = %acl.protect, "access control on");
         let table = acl.accounts.clone();
-        let interval = Duration::from_millis(settings.security_reload_interval_ms);
+        let timing = Timing::of(settings);
         let shown_path = path.display().to_string();
         let poke =
-            filewatch::spawn("acl-reload", vec![path.clone()], interval, move |cause| match Accounts::load(&path) {
+            filewatch::spawn("acl-reload", vec![path.clone()], timing, move |cause| match Accounts::load(&path) {
                 Ok(accounts) => {
                     let requested = cause == Cause::Requested;
                     let count = accounts.len();

@@ -208,6 +208,9 @@ pub struct Settings {
     pub tls_handshake_timeout_ms: u64,
     /// How often the accounts file and the TLS files are checked for changes; 0: only SIGHUP.
     pub security_reload_interval_ms: u64,
+    /// How long the accounts and TLS files must stay unchanged (size, mtime, content) before a
+    /// change or SIGHUP loads them, so a file written in place is never loaded half-written.
+    pub security_reload_settle_ms: u64,
 }
 
 impl Default for Settings {
@@ -263,6 +266,7 @@ impl Default for Settings {
             tls_client_ca_file: String::new(),
             tls_handshake_timeout_ms: 10_000,
             security_reload_interval_ms: 2_000,
+            security_reload_settle_ms: 1_000,
         }
     }
 }

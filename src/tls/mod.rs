@@ -22,7 +22,7 @@ use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, error, info, warn};
 
-use crate::filewatch::{self, Cause, Poke};
+use crate::filewatch::{self, Cause, Poke, Timing};
 use crate::metrics::Metrics;
 use crate::protocol::sniff::TLS_HANDSHAKE;
 use crate::ratelog::RateLimit;
@@ -60,7 +60,7 @@ impl Tls {
         let mutual = files.client_ca.is_some();
         info!(mode = %settings.tls_mode, cert = %files.cert.display(), client_certificates = mutual, "TLS on");
         let table = config.clone();
-        let interval = Duration::from_millis(settings.security_reload_interval_ms);
+        let timing = Timing::of(settings);
         let reload = move |cause| match server_config(&files) {
             Ok(config) => {
                 table.store(config);
