@@ -34,6 +34,7 @@ use crate::notifier::Notifier;
 use crate::observe::{ObserveError, Observer};
 use crate::protocol::RemotingCodec;
 use crate::registry::options::RegistryOptions;
+use crate::registry::snapshot_file::{final_snapshot, warm_start};
 use crate::registry::RouteRegistry;
 use crate::settings::{Settings, Sources};
 use crate::tls::{Accepted, Tls, TlsError};
@@ -145,7 +146,11 @@ async fn serve_loaded(
     if let Some(requests) = requests {
         actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
     }
-    let observer = Observer::start(&settings, services.context.registry.clone(), metrics, http)?;
+    let warm = warm_start(&settings, &services.context.registry).await;
+    // Routes are served at once from a loaded snapshot: no readiness wait either.
+    let wait = settings.need_wait_for_service && warm.loaded == 0;
+    let observed = Settings { need_wait_for_service: wait, ..settings.clone() };
+    let observer = Observer::start(&observed, services.context.registry.clone(), metrics, http)?;
     let local = listener.local_addr()?;
     let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
     info!(addr = %local, http_addr = %http_addr, "listening");
@@ -158,6 +163,8 @@ async fn serve_loaded(
     let accept = Accept { context: services.context.clone(), tls: services.tls.clone() };
     let gate = AcceptGate::new(listen::connection_limit(settings.max_connections));
     let connections = accept_until(&listener, &mut pool, accept, gate, shutdown).await;
+    // The tables as they stand before our own closes, which are no broker departures.
+    final_snapshot(&services.context.registry, warm.writer).await;
     notify(&[NotifyState::Stopping]);
     observer.stop().await;
     drop(listener);

@@ -117,6 +117,7 @@ pub struct Metrics {
     /// Frame bytes written.
     pub bytes_sent: Counter,
     brokers: Gauge,
+    provisional_brokers: Gauge,
     clusters: Gauge,
     topics: Gauge,
     registrations: Family<ResultLabel, Counter>,
@@ -151,6 +152,8 @@ pub struct RegistryFigures {
     pub topics: usize,
     /// Bytes of encoded routes cached.
     pub route_cache_bytes: usize,
+    /// Brokers loaded from a route snapshot that have not registered since.
+    pub provisional: usize,
 }
 
 impl Metrics {
@@ -177,6 +180,7 @@ impl Metrics {
             bytes_received: Counter::default(),
             bytes_sent: Counter::default(),
             brokers: Gauge::default(),
+            provisional_brokers: Gauge::default(),
             clusters: Gauge::default(),
             topics: Gauge::default(),
             registrations: Family::default(),
@@ -210,6 +214,8 @@ impl Metrics {
         ns.register("bytes_received", "Frame bytes read from peers", self.bytes_received.clone());
         ns.register("bytes_sent", "Frame bytes written to peers", self.bytes_sent.clone());
         ns.register("brokers", "Live broker instances", self.brokers.clone());
+        let provisional = self.provisional_brokers.clone();
+        ns.register("provisional_brokers", "Brokers loaded from a route snapshot, not registered since", provisional);
         ns.register("clusters", "Clusters", self.clusters.clone());
         ns.register("topics", "Topics with queue data", self.topics.clone());
         ns.register("broker_registrations", "REGISTER_BROKER requests, by result", self.registrations.clone());
@@ -305,6 +311,7 @@ impl Metrics {
     /// Sets the figures read from the registry.
     pub fn set_registry_figures(&self, f: RegistryFigures) {
         self.brokers.set(f.brokers as i64);
+        self.provisional_brokers.set(f.provisional as i64);
         self.clusters.set(f.clusters as i64);
         self.topics.set(f.topics as i64);
         self.route_cache_bytes.set(f.route_cache_bytes as i64);

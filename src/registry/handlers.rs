@@ -3,6 +3,7 @@
 use tracing::{debug, info};
 
 use super::messages::*;
+use super::options::RegistryOptions;
 use super::RouteRegistry;
 use crate::mailbox::Apply;
 use crate::metrics::Removal;
@@ -226,6 +227,7 @@ impl Apply<RouteRegistry> for GetFigures {
             clusters: tables.clusters().count(),
             topics,
             route_cache_bytes: tables.route_cache_bytes(),
+            provisional: tables.provisional_count(),
         }
     }
 }
@@ -262,6 +264,26 @@ impl Apply<RouteRegistry> for FindTopics {
         topics.sort();
         topics.truncate(self.limit);
         topics
+    }
+}
+
+impl Apply<RouteRegistry> for LoadSnapshot {
+    fn apply(self, registry: &mut RouteRegistry) -> usize {
+        let now = registry.now_ms();
+        let loaded = self.snapshot.map_or(0, |s| registry.tables.load_snapshot(&s, now));
+        if loaded > 0 {
+            // Routes are served at once: the wait for brokers to register is what the snapshot saves.
+            let options = RegistryOptions { need_wait_for_service: false, ..registry.tables.options().clone() };
+            registry.tables.set_options(options);
+        }
+        registry.snapshots.start(self.sink, registry.tables.changes());
+        loaded
+    }
+}
+
+impl Apply<RouteRegistry> for FinalSnapshot {
+    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
+        registry.snapshots.finish().then(|| registry.tables.snapshot(super::snapshot_file::wall_ms()))
     }
 }
 

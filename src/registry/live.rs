@@ -33,4 +33,18 @@ pub struct LiveBroker {
     pub applied_topics: Option<u64>,
     /// The access key its latest registration was signed with, when access control checked it.
     pub access_key: Option<String>,
+    /// Loaded from a route snapshot at start and not registered since: no connection, and it
+    /// expires on its timeout counted from the start unless it registers.
+    pub provisional: bool,
+}
+
+impl LiveBroker {
+    /// Whether `other` holds what a route snapshot keeps of this one (all but the time, the
+    /// connection and the access key): a re-registration that changes nothing.
+    pub fn same_registration(&self, other: &LiveBroker) -> bool {
+        (&self.cluster, &self.broker_name, self.broker_id, self.version, self.timeout_ms)
+            == (&other.cluster, &other.broker_name, other.broker_id, other.version, other.timeout_ms)
+            && (self.data_version, &self.ha_server_addr, self.applied_topics, self.provisional)
+                == (other.data_version, &other.ha_server_addr, other.applied_topics, other.provisional)
+    }
 }

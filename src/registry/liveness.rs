@@ -261,7 +261,8 @@ impl RouteTables {
         match self.live_mut(cluster, addr) {
             Some(live) => {
                 live.last_update_ms = now_ms;
-                (version != Some(&live.data_version), Some(live.data_version))
+                // A provisional broker is told its version changed, so it registers afresh.
+                (live.provisional || version != Some(&live.data_version), Some(live.data_version))
             }
             None => (true, None),
         }

@@ -272,3 +272,21 @@ pub struct Stall {
 }
 #[cfg(test)]
 request!(Stall, ());
+
+/// At start: loads a route snapshot (when there is one) as provisional brokers, and starts
+/// handing snapshots to `sink` (when given). Answers how many brokers are provisional.
+#[derive(Debug)]
+pub struct LoadSnapshot {
+    pub conn: ConnId,
+    pub snapshot: Option<super::snapshot::Snapshot>,
+    pub sink: Option<super::snapshot_file::SnapshotSink>,
+}
+request!(LoadSnapshot, usize);
+
+/// At shutdown, before connections close: answers the last snapshot (when snapshots are on)
+/// and stops taking them, so the closes shutdown causes are never written.
+#[derive(Debug)]
+pub struct FinalSnapshot {
+    pub conn: ConnId,
+}
+request!(FinalSnapshot, Option<super::snapshot::Snapshot>);

@@ -13,6 +13,8 @@ pub mod liveness;
 pub mod messages;
 pub mod options;
 pub mod register;
+pub mod snapshot;
+pub mod snapshot_file;
 pub mod stall;
 pub mod tables;
 #[cfg(test)]
@@ -22,7 +24,7 @@ pub mod view;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tracing::{debug, info, info_span, warn};
@@ -33,6 +35,7 @@ use crate::notifier::{NotifierHandle, SendMinBrokerIdChange};
 use liveness::BrokerRef;
 use messages::CloseConnection;
 use options::RegistryOptions;
+use snapshot_file::{wall_ms, SnapshotPace};
 use stall::TickWatch;
 use tables::RouteTables;
 
@@ -61,6 +64,8 @@ pub struct RouteRegistry {
     heal_from: usize,
     /// The expiry tick's punctuality: a late tick is a stall of our own.
     ticks: TickWatch,
+    /// When a route snapshot is due, and where it goes.
+    snapshots: SnapshotPace,
 }
 
 /// The registry's address, counting queued messages.
@@ -108,6 +113,7 @@ impl RouteRegistry {
             connections: HashMap::new(),
             heal_from: 0,
             ticks: TickWatch::new(scan_interval.as_millis() as u64),
+            snapshots: SnapshotPace::default(),
         };
         (registry, queued)
     }
@@ -162,6 +168,20 @@ impl RouteRegistry {
         );
     }
 
+    /// Takes a route snapshot and hands it to the writer thread, when one is due (something
+    /// changed, and the last one is a few seconds old); heartbeats that change nothing cost none.
+    fn offer_snapshot(&mut self) {
+        let changes = self.tables.changes();
+        let Some(kept) = self.snapshots.due(changes) else {
+            return;
+        };
+        let begin = Instant::now();
+        let snapshot = kept.unwrap_or_else(|| self.tables.snapshot(wall_ms()));
+        let groups = snapshot.groups.len();
+        let handed = self.snapshots.offer(snapshot, changes);
+        debug!(groups, handed, elapsed_us = begin.elapsed().as_micros() as u64, "route snapshot taken");
+    }
+
     /// Hands decided NOTIFY_MIN_BROKER_ID_CHANGE messages to the notifier and closes the
     /// connections the tables decided to close, never waiting.
     fn send_notifications(&mut self) {
@@ -189,11 +209,6 @@ impl RouteRegistry {
     }
 }
 
-/// The wall clock in ms since the epoch (0 before it), for stall detection only.
-fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
-
 impl Actor for RouteRegistry {
     type Context = Context<Self>;
 
@@ -201,6 +216,7 @@ impl Actor for RouteRegistry {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
         self.ticks.start(self.now_ms(), wall_ms());
         ctx.run_interval(self.scan_interval, |registry, _| registry.scan());
+        ctx.run_interval(snapshot_file::CHECK_EVERY, |registry, _| registry.offer_snapshot());
     }
 }
 

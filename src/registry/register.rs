@@ -113,6 +113,7 @@ impl RouteTables {
             ha_server_addr: reg.ha_server_addr.clone(),
             applied_topics,
             access_key: reg.access_key.clone(),
+            provisional: false,
         };
         self.set_live(&reg.addr, live);
         if let Some(list) = &reg.body.filter_servers {
@@ -158,10 +159,10 @@ impl RouteTables {
         self.join_cluster(&reg.cluster, &reg.broker_name);
         // A live broker holding this id at another address with a newer stateVersion wins.
         let holder = self.group(&reg.broker_name).and_then(|g| g.broker_addrs.get(&reg.broker_id));
-        let stale = holder
-            .filter(|old| **old != reg.addr)
-            .and_then(|old| self.live(&reg.cluster, old))
-            .is_some_and(|live| live.data_version.state_version > reg.body.data_version.state_version);
+        let stale =
+            holder.filter(|old| **old != reg.addr).and_then(|old| self.live(&reg.cluster, old)).is_some_and(|live| {
+                !live.provisional && live.data_version.state_version > reg.body.data_version.state_version
+            });
         let notify = self.options().notify_min_broker_id_changed;
         let ((role, notification), created) = self.edit_group(&reg.broker_name, &reg.cluster, |group| {
             let old_version_broker = reg.enable_acting_master.is_none();

@@ -108,6 +108,10 @@ pub struct Settings {
     pub scan_interval_ms: u64,
     /// Expiry of brokers that register no `heartbeatTimeoutMillis`.
     pub broker_timeout_ms: u64,
+    /// Keep a route snapshot in the state directory and load it at start (warm restart).
+    pub warm_restart: bool,
+    /// A route snapshot older than this at start is ignored.
+    pub warm_restart_max_age_ms: u64,
     /// The lowest `broker_timeout_ms` UPDATE_NAMESRV_CONFIG may set: well above the brokers'
     /// 30 s heartbeat period, so one request cannot expire every broker between heartbeats.
     pub runtime_min_broker_timeout_ms: u64,
@@ -220,6 +224,8 @@ impl Default for Settings {
             listen_port: 9876,
             scan_interval_ms: 5_000,
             broker_timeout_ms: 120_000,
+            warm_restart: true,
+            warm_restart_max_age_ms: 360_000,
             runtime_min_broker_timeout_ms: 60_000,
             idle_timeout_secs: 120,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,

@@ -17,6 +17,7 @@ impl RouteTables {
         };
         let added = !names.contains(broker) && names.insert(broker.to_owned());
         if added {
+            self.changes += 1;
             self.cluster_info = None;
         }
         added
@@ -86,14 +87,21 @@ impl RouteTables {
         }
         self.pruned.remove(name);
         self.applied.remove(name);
+        self.changes += 1;
         self.cluster_info = None;
     }
 
     /// Sets the live entry at `addr`.
     pub fn set_live(&mut self, addr: &str, live: LiveBroker) {
         match self.live.get_mut(addr) {
-            Some(entry) => *entry = live,
+            Some(entry) => {
+                if !entry.same_registration(&live) {
+                    self.changes += 1;
+                }
+                *entry = live;
+            }
             None => {
+                self.changes += 1;
                 self.live.insert(addr.to_owned(), live);
             }
         }
@@ -102,6 +110,7 @@ impl RouteTables {
     /// Removes and returns the live entry at `addr` if it registered in `cluster`.
     pub fn take_live(&mut self, cluster: &str, addr: &str) -> Option<LiveBroker> {
         self.live(cluster, addr)?;
+        self.changes += 1;
         self.live.remove(addr)
     }
 
@@ -138,6 +147,7 @@ impl RouteTables {
 
     /// Drops every cached body that shows this broker group (its routes and cluster info).
     fn touch_broker(&mut self, broker: &str) {
+        self.changes += 1;
         if let Some(topics) = self.broker_topics.get(broker) {
             for topic in topics {
                 self.routes.forget(topic);

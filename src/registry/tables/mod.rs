@@ -70,6 +70,9 @@ pub struct RouteTables {
     outbox: Vec<MinBrokerIdChange>,
     /// Connections decided to be closed (an expired or replaced broker's), not yet closed.
     closing: Vec<ConnId>,
+    /// Bumped by every change a route snapshot would show (see `snapshot`); heartbeats and
+    /// re-registrations that change nothing leave it.
+    changes: u64,
 }
 
 /// Reading.
@@ -207,6 +210,16 @@ impl RouteTables {
         self.applied.get(broker).copied()
     }
 
+    /// How many changes a route snapshot would show there have been (only ever grows).
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// Every static-topic mapping, as (topic, mapping), unsorted.
+    pub fn mapping_entries(&self) -> impl Iterator<Item = (&str, &TopicQueueMappingInfo)> {
+        self.queue_mappings.iter().flat_map(|(topic, m)| m.values().map(move |info| (topic.as_str(), info)))
+    }
+
     /// Counts for logs: (topics, broker groups, live brokers).
     pub fn sizes(&self) -> (usize, usize, usize) {
         (self.topic_queues.len(), self.brokers.len(), self.live.len())
@@ -224,6 +237,7 @@ impl RouteTables {
                     return false;
                 }
                 *present = queue;
+                self.changes += 1;
                 self.routes.forget(topic);
                 self.applied.remove(broker);
                 return true;
@@ -244,6 +258,7 @@ impl RouteTables {
             }
         };
         topics.insert(topic.clone());
+        self.changes += 1;
         self.routes.forget(&topic);
         self.applied.remove(&broker);
         self.topic_queues.entry(topic).or_default().insert(&broker, queue);
@@ -277,6 +292,7 @@ impl RouteTables {
         }
         self.pruned.insert(broker.to_owned());
         self.applied.remove(broker);
+        self.changes += 1;
         self.routes.forget(topic);
         true
     }
@@ -289,6 +305,7 @@ impl RouteTables {
         let new = perm(queue.perm);
         if new != queue.perm {
             queue.perm = new;
+            self.changes += 1;
             self.routes.forget(topic);
             self.applied.remove(broker);
         }
@@ -300,6 +317,7 @@ impl RouteTables {
         let mappings = self.queue_mappings.entry(topic.to_owned()).or_default();
         if mappings.get(&info.bname) != Some(&info) {
             mappings.insert(info.bname.clone(), info);
+            self.changes += 1;
             self.routes.forget(topic);
         }
     }

@@ -5,6 +5,7 @@ mod admin;
 mod liveness;
 mod properties;
 mod register;
+mod snapshot;
 mod view;
 
 use serde_json::Value;

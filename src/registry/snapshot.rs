@@ -1,0 +1,214 @@
+//! The route snapshot for a warm restart: each live broker's latest registration inputs, taken
+//! from the tables, and loading them back by replaying them as registrations, so the tables and
+//! the cached bodies are built exactly as registrations build them. Loaded brokers are
+//! provisional: no connection, expiring on their timeout counted from the load unless they
+//! register. No I/O here (see `snapshot_file`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::register::Registration;
+use super::tables::RouteTables;
+use crate::mailbox::ConnId;
+use crate::model::{DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo, TopicTable};
+use crate::protocol::body::RegisterBody;
+
+/// The snapshot format this build writes and reads.
+pub const FORMAT: u32 = 1;
+
+/// Every live broker, by group.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// Wall-clock time it was taken, in ms since the epoch (its age decides whether it loads).
+    pub taken_at_ms: u64,
+    /// Groups with at least one live member, sorted by name.
+    pub groups: Vec<GroupSnapshot>,
+}
+
+/// One broker group: its queue data and mappings, and its live members.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupSnapshot {
+    pub broker_name: String,
+    pub zone_name: Option<String>,
+    pub enable_acting_master: bool,
+    /// (topic, queue data) of the group, sorted by topic.
+    pub topics: Vec<(String, QueueSnapshot)>,
+    /// The static-topic mappings this group hosts.
+    pub mappings: Vec<MappingSnapshot>,
+    /// Live members, sorted by id.
+    pub members: Vec<MemberSnapshot>,
+}
+
+/// Queue data of one topic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueSnapshot {
+    pub read: i32,
+    pub write: i32,
+    pub perm: i32,
+    pub sys_flag: i32,
+}
+
+/// One static-topic mapping (Java's `TopicQueueMappingInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MappingSnapshot {
+    pub topic: String,
+    pub scope: String,
+    pub total_queues: i32,
+    pub epoch: i64,
+    pub dirty: bool,
+    pub curr_id_map: BTreeMap<i64, i64>,
+}
+
+/// One live member's latest registration inputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberSnapshot {
+    pub cluster: String,
+    pub broker_id: i64,
+    pub addr: String,
+    pub ha_server_addr: String,
+    /// The MQVersion ordinal of its latest registration.
+    pub version: i32,
+    pub timeout_ms: u64,
+    /// (counter, stateVersion, timestamp) of its dataVersion.
+    pub data_version: (i64, i64, i64),
+    pub filter_servers: Option<Vec<String>>,
+}
+
+impl RouteTables {
+    /// The snapshot of every live broker, taken at `taken_at_ms` (wall clock).
+    pub fn snapshot(&self, taken_at_ms: u64) -> Snapshot {
+        let mut members: BTreeMap<&str, Vec<MemberSnapshot>> = BTreeMap::new();
+        for (addr, live) in self.live_entries() {
+            let dv = live.data_version;
+            members.entry(live.broker_name.as_str()).or_default().push(MemberSnapshot {
+                cluster: live.cluster.clone(),
+                broker_id: live.broker_id,
+                addr: addr.to_owned(),
+                ha_server_addr: live.ha_server_addr.clone(),
+                version: live.version,
+                timeout_ms: live.timeout_ms,
+                data_version: (dv.counter, dv.state_version, dv.timestamp),
+                filter_servers: self.filter_servers(&live.cluster, addr).map(<[String]>::to_vec),
+            });
+        }
+        let mut mappings: BTreeMap<&str, Vec<MappingSnapshot>> = BTreeMap::new();
+        for (topic, m) in self.mapping_entries() {
+            mappings.entry(m.bname.as_str()).or_default().push(MappingSnapshot {
+                topic: topic.to_owned(),
+                scope: m.scope.clone(),
+                total_queues: m.total_queues,
+                epoch: m.epoch,
+                dirty: m.dirty,
+                curr_id_map: m.curr_id_map.clone(),
+            });
+        }
+        let groups = members
+            .into_iter()
+            .filter_map(|(name, mut members)| {
+                let group = self.group(name)?;
+                members.sort_by_key(|m| m.broker_id);
+                let topics = self
+                    .topics_of(name)
+                    .into_iter()
+                    .filter_map(|t| self.queues(&t).and_then(|q| q.get(name)).map(|q| (t.to_string(), q.into())))
+                    .collect();
+                let mut mappings = mappings.remove(name).unwrap_or_default();
+                mappings.sort_by(|a, b| a.topic.cmp(&b.topic));
+                Some(GroupSnapshot {
+                    broker_name: name.to_owned(),
+                    zone_name: group.zone_name.clone(),
+                    enable_acting_master: group.enable_acting_master,
+                    topics,
+                    mappings,
+                    members,
+                })
+            })
+            .collect();
+        Snapshot { format: FORMAT, taken_at_ms, groups }
+    }
+
+    /// Loads `snapshot` into (empty) tables at `now_ms`: each member is registered as it last
+    /// registered, then marked provisional with no connection. Notifications and closes the
+    /// replay decides are dropped (nobody to tell). Returns how many brokers are live after.
+    pub fn load_snapshot(&mut self, snapshot: &Snapshot, now_ms: u64) -> usize {
+        for group in &snapshot.groups {
+            for member in &group.members {
+                // Java refuses a first registration with exactly one topic: join with none first.
+                if group.topics.len() == 1 {
+                    self.register_broker(replayed(group, member, false), now_ms);
+                }
+                self.register_broker(replayed(group, member, true), now_ms);
+                if let Some(live) = self.live_mut(&member.cluster, &member.addr) {
+                    live.provisional = true;
+                }
+            }
+        }
+        self.take_outbox();
+        self.take_closing();
+        self.live_entries().filter(|(_, l)| l.provisional).count()
+    }
+
+    /// How many live brokers are provisional (loaded and not registered since).
+    pub fn provisional_count(&self) -> usize {
+        self.live_entries().filter(|(_, l)| l.provisional).count()
+    }
+}
+
+/// The registration `member` of `group` last made (with its topics, or none).
+fn replayed(group: &GroupSnapshot, member: &MemberSnapshot, with_topics: bool) -> Registration {
+    let mut topics = TopicTable::with_capacity(if with_topics { group.topics.len() } else { 0 });
+    for (name, q) in group.topics.iter().filter(|_| with_topics) {
+        let config = TopicConfig {
+            topic_name: Some(name.clone()),
+            read_queue_nums: q.read,
+            write_queue_nums: q.write,
+            perm: q.perm,
+            topic_sys_flag: q.sys_flag,
+        };
+        topics.push(name, &config);
+    }
+    let (counter, state_version, timestamp) = member.data_version;
+    let mappings = group.mappings.iter().filter(|_| with_topics).map(|m| (m.topic.clone(), mapping(group, m)));
+    let body = RegisterBody {
+        topics,
+        data_version: DataVersion { counter, state_version, timestamp },
+        filter_servers: member.filter_servers.clone(),
+        mappings: mappings.collect(),
+    };
+    Registration {
+        conn: ConnId(0),
+        version: member.version,
+        cluster: member.cluster.clone(),
+        addr: member.addr.clone(),
+        broker_name: group.broker_name.clone(),
+        broker_id: member.broker_id,
+        ha_server_addr: member.ha_server_addr.clone(),
+        zone_name: group.zone_name.clone(),
+        timeout_ms: Some(member.timeout_ms),
+        enable_acting_master: Some(group.enable_acting_master),
+        topics_fingerprint: body.topics_fingerprint(),
+        body,
+        access_key: None,
+    }
+}
+
+fn mapping(group: &GroupSnapshot, m: &MappingSnapshot) -> TopicQueueMappingInfo {
+    TopicQueueMappingInfo {
+        topic: m.topic.clone(),
+        scope: m.scope.clone(),
+        total_queues: m.total_queues,
+        bname: group.broker_name.clone(),
+        epoch: m.epoch,
+        dirty: m.dirty,
+        curr_id_map: m.curr_id_map.clone(),
+    }
+}
+
+impl From<&QueueData> for QueueSnapshot {
+    fn from(q: &QueueData) -> Self {
+        Self { read: q.read_queue_nums, write: q.write_queue_nums, perm: q.perm, sys_flag: q.topic_sys_flag }
+    }
+}

@@ -1,0 +1,93 @@
+//! The route snapshot: taken from the tables, through JSON, and loaded into fresh tables by
+//! replaying registrations, it serves the same bodies; loaded brokers are provisional.
+
+use super::*;
+use crate::registry::snapshot::Snapshot;
+
+/// Tables with two groups (one with a slave, one in another cluster with its own timeout and
+/// filter servers) and a one-topic group.
+fn populated() -> RouteTables {
+    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 1_000, ..Default::default() });
+    register(&mut t, &Reg { counter: 7, ..broker("b1", "m:1", &["T1", "T2", "TS"]) }, 10);
+    register(&mut t, &Reg { id: 1, conn: 2, ..broker("b1", "s:1", &["T1", "T2", "TS"]) }, 10);
+    let b2 = Reg {
+        cluster: "d",
+        timeout_ms: Some(5_000),
+        filter_servers: Some(vec!["f:1".into()]),
+        conn: 3,
+        ..broker("b2", "o:1", &["T3", "TS"])
+    };
+    register(&mut t, &b2, 10);
+    register(&mut t, &Reg { conn: 4, ..broker("b3", "p:1", &["T4", "T5"]) }, 10);
+    t.remove_queue("T5", "b3");
+    t
+}
+
+/// Every topic's route and the cluster info, as bytes.
+fn bodies(t: &mut RouteTables) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut topics: Vec<String> = t.topic_names().map(str::to_owned).collect();
+    topics.sort();
+    let mut out: Vec<_> = topics
+        .into_iter()
+        .map(|topic| (topic.clone(), t.route_body(&topic, JsonStyle::Standard).map(|b| b.to_vec())))
+        .collect();
+    out.push(("cluster info".into(), Some(t.cluster_info_body().to_vec())));
+    out
+}
+
+/// The snapshot of `t`, through its JSON text.
+fn through_json(t: &RouteTables) -> Snapshot {
+    serde_json::from_slice(&serde_json::to_vec(&t.snapshot(42)).unwrap()).unwrap()
+}
+
+#[test]
+fn a_loaded_snapshot_serves_the_same_bodies_with_every_broker_provisional() {
+    let mut before = populated();
+    let snapshot = through_json(&before);
+    let mut after = tables();
+    assert_eq!(after.load_snapshot(&snapshot, 500), 4);
+    assert_eq!(bodies(&mut after), bodies(&mut before));
+    assert_eq!(after.provisional_count(), 4);
+    let live = after.live("d", "o:1").unwrap();
+    assert_eq!((live.conn, live.timeout_ms, live.last_update_ms), (ConnId(0), 5_000, 500));
+    assert_eq!(after.filter_servers("d", "o:1"), Some(&["f:1".to_owned()][..]));
+    assert!(after.take_outbox().is_empty() && after.take_closing().is_empty());
+    assert_eq!(through_json(&after), snapshot, "a loaded snapshot is taken back unchanged");
+}
+
+#[test]
+fn provisional_brokers_expire_on_their_own_timeout_unless_they_register() {
+    let mut t = tables();
+    t.load_snapshot(&through_json(&populated()), 500);
+    register(&mut t, &Reg { counter: 7, conn: 9, ..broker("b1", "m:1", &["T1", "T2", "TS"]) }, 600);
+    assert_eq!(t.provisional_count(), 3, "a registration makes an ordinary live broker");
+    assert_eq!(t.live("c", "m:1").unwrap().conn, ConnId(9));
+    let expired: Vec<String> = t.expire(1_501).into_iter().map(|r| r.broker.addr).collect();
+    assert_eq!(expired, ["p:1", "s:1"], "1 s after the load; o:1 has 5 s");
+    assert_eq!(route_brokers(&mut t, "T1"), ["b1"]);
+    assert_eq!(t.expire(5_501).len(), 1);
+    assert!(route(&mut t, "T3").is_none());
+}
+
+#[test]
+fn a_broker_back_at_another_address_or_another_broker_at_its_address_replaces_the_provisional_entry() {
+    let mut t = tables();
+    t.load_snapshot(&through_json(&populated()), 500);
+    register(&mut t, &Reg { counter: 8, state_version: -1, conn: 9, ..broker("b1", "m:2", &["T1", "T2", "TS"]) }, 600);
+    assert!(t.live_at("m:1").is_none(), "no group lists the old address");
+    assert_eq!(route(&mut t, "T1").unwrap()["brokerDatas"][0]["brokerAddrs"]["0"], "m:2");
+    register(&mut t, &Reg { conn: 10, ..broker("b9", "p:1", &["T9", "T8"]) }, 600);
+    assert!(route(&mut t, "T4").is_none(), "b3's provisional entry was replaced");
+    assert_eq!(t.provisional_count(), 2);
+}
+
+#[test]
+fn heartbeats_that_change_nothing_leave_the_change_count() {
+    let mut t = populated();
+    let changes = t.changes();
+    register(&mut t, &Reg { counter: 7, ..broker("b1", "m:1", &["T1", "T2", "TS"]) }, 900);
+    assert!(t.heartbeat("d", "o:1", 950));
+    assert_eq!(t.changes(), changes);
+    register(&mut t, &Reg { counter: 8, ..broker("b1", "m:1", &["T1", "T2", "TS"]) }, 990);
+    assert!(t.changes() > changes, "a new dataVersion is in the snapshot");
+}
