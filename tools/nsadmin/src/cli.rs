@@ -84,12 +84,19 @@ impl Global {
 #[command(rename_all = "camelCase")]
 pub enum Command {
     /// Clusters, broker groups, ids and addresses (GET_BROKER_CLUSTER_INFO, 106).
-    ClusterList,
+    ClusterList {
+        /// Only this cluster's brokers.
+        #[arg(short = 'c', long = "clusterName", alias = "cluster")]
+        cluster: Option<String>,
+    },
     /// A topic's route: queue datas, broker datas, order conf (GET_ROUTEINFO_BY_TOPIC, 105).
     TopicRoute {
         /// The topic.
         #[arg(short = 't', long)]
         topic: String,
+        /// One line per broker address with its group's queues, instead of the sections.
+        #[arg(short = 'l', long)]
+        list: bool,
     },
     /// Topic names, all of them (206) or one cluster's (224).
     TopicList {
@@ -167,6 +174,19 @@ pub enum Command {
         /// Its cluster; looked up in the cluster list when not given.
         #[arg(short = 'c', long)]
         cluster: Option<String>,
+    },
+    /// A topic's order conf in the ORDER_TOPIC_CONFIG namespace on every NameServer (mqadmin's
+    /// updateOrderConf: PUT_KV_CONFIG 100, GET_KV_CONFIG 101, DELETE_KV_CONFIG 102).
+    UpdateOrderConf {
+        /// The topic.
+        #[arg(short = 't', long)]
+        topic: String,
+        /// put, get or delete.
+        #[arg(short = 'm', long)]
+        method: String,
+        /// The order conf for put: `brokerName:queueNum;brokerName:queueNum`.
+        #[arg(short = 'v', long = "orderConf")]
+        conf: Option<String>,
     },
     /// Compares what every NameServer in -n tells clients; exit 2 when they disagree.
     Diff(DiffArgs),

@@ -18,6 +18,23 @@ pub enum CmdError {
     /// `-n` named no NameServer.
     #[error("no NameServer given: use -n \"host:port;host:port\"")]
     NoNameServer,
+    /// The NameServer does not list the broker group a write names (Java answers such a write
+    /// with 0 topics changed, which reads as success).
+    #[error("{addr}: unknown broker group {broker:?}: its cluster list has no such group")]
+    UnknownBrokerGroup {
+        /// The NameServer.
+        addr: String,
+        /// The group named.
+        broker: String,
+    },
+    /// The NameServer lists no cluster of the name asked for.
+    #[error("{addr}: no cluster {cluster:?}")]
+    UnknownCluster {
+        /// The NameServer.
+        addr: String,
+        /// The cluster named.
+        cluster: String,
+    },
     /// The TLS flags name files that cannot be used.
     #[error("TLS: {0}")]
     Tls(#[from] namesrv_client::tls::TlsConfigError),

@@ -44,9 +44,14 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let json = cli.global.json;
     match runtime.block_on(run(cli)) {
         Ok(exit) => ExitCode::from(exit as u8),
         Err(e) => {
+            if json {
+                // A JSON reader gets the error too, not an empty stdout.
+                table::print_json(&serde_json::json!({"error": e.to_string()}));
+            }
             eprintln!("nsadmin: {e}");
             ExitCode::from(Exit::Failed as u8)
         }
@@ -89,8 +94,8 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
             .with_tls(tls_config(&global)?);
     let ctx = Ctx { fleet, json: global.json, all: global.all };
     match cli.command {
-        Command::ClusterList => read::cluster_list(&ctx).await,
-        Command::TopicRoute { topic } => read::topic_route(&ctx, &topic).await,
+        Command::ClusterList { cluster } => read::cluster_list(&ctx, cluster.as_deref()).await,
+        Command::TopicRoute { topic, list } => read::topic_route(&ctx, &topic, list).await,
         Command::TopicList { cluster } => read::topic_list(&ctx, cluster.as_deref()).await,
         Command::GetNamesrvConfig => read::namesrv_config(&ctx).await,
         Command::GetKvConfig { namespace, key } => read::kv_config(&ctx, &namespace, key.as_deref()).await,
@@ -101,6 +106,9 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
         Command::WipeWritePerm { broker } => write::write_perm(&ctx, &broker, false).await,
         Command::AddWritePerm { broker } => write::write_perm(&ctx, &broker, true).await,
         Command::DeleteTopic { topic, cluster } => write::delete_topic(&ctx, &topic, cluster.as_deref()).await,
+        Command::UpdateOrderConf { topic, method, conf } => {
+            write::order_conf(&ctx, &topic, &method, conf.as_deref()).await
+        }
         Command::Diff(args) => diff::run(&ctx, &args).await,
         Command::Watch(args) => watch::run(&ctx, &args).await,
         Command::Wait(args) => wait::run(&ctx, &args).await,

@@ -31,7 +31,9 @@ pub struct Ctx {
 
 /// Prints each NameServer's result of a read. Text: `show(result)`, under a `== addr` heading
 /// when there are several. JSON: the result itself for one NameServer without `--all`, else an
-/// array of `{"namesrv", "result" | "error"}`. Any failure goes to stderr and makes the exit 1.
+/// array of `{"namesrv", "result" | "error"}`; a single NameServer's failure is printed as
+/// `{"namesrv", "error"}`, so a JSON reader never meets an empty stdout. Any failure also goes to
+/// stderr and makes the exit 1.
 pub fn print_each<T: Serialize>(ctx: &Ctx, results: PerNamesrv<T>, show: impl Fn(&T) -> String) -> Exit {
     let failed = results.iter().any(|(_, r)| r.is_err());
     let single = !ctx.all && results.len() == 1;
@@ -54,7 +56,12 @@ pub fn print_each<T: Serialize>(ctx: &Ctx, results: PerNamesrv<T>, show: impl Fn
             }
             Ok(value) if single => print!("{}", show(value)),
             Ok(value) => print!("== {addr}\n{}", show(value)),
-            Err(e) => eprintln!("nsadmin: {e}"),
+            Err(e) => {
+                if ctx.json && single {
+                    print_json(&json!({"namesrv": addr, "error": e.to_string()}));
+                }
+                eprintln!("nsadmin: {e}");
+            }
         }
     }
     if failed {

@@ -22,10 +22,31 @@ fn bodies<T: serde::de::DeserializeOwned>(results: PerNamesrv<RemotingCommand>) 
         .collect()
 }
 
-/// `clusterList`: one row per broker member, like mqadmin's table without broker statistics.
-pub async fn cluster_list(ctx: &Ctx) -> Result<Exit, CmdError> {
+/// `clusterList [-c C]`: one row per broker member, like mqadmin's table without broker
+/// statistics; with `-c`, that cluster's groups only (an unknown cluster is an error).
+pub async fn cluster_list(ctx: &Ctx, cluster: Option<&str>) -> Result<Exit, CmdError> {
     let results = ctx.fleet.read(&wire::request(RequestCode::GetBrokerClusterInfo, &[]), ctx.all).await;
-    Ok(print_each(ctx, bodies::<ClusterInfo>(results), cluster_table))
+    let mut results = bodies::<ClusterInfo>(results);
+    if let Some(cluster) = cluster {
+        for (addr, result) in &mut results {
+            if let Ok(info) = result {
+                match only_cluster(info, cluster) {
+                    Some(one) => *info = one,
+                    None => *result = Err(CmdError::UnknownCluster { addr: addr.clone(), cluster: cluster.to_owned() }),
+                }
+            }
+        }
+    }
+    Ok(print_each(ctx, results, cluster_table))
+}
+
+/// `info` cut down to `cluster` and its groups, or `None` when it has no such cluster.
+fn only_cluster(info: &ClusterInfo, cluster: &str) -> Option<ClusterInfo> {
+    let names = info.cluster_addr_table.get(cluster)?;
+    let mut one = info.clone();
+    one.cluster_addr_table.retain(|c, _| c == cluster);
+    one.broker_addr_table.retain(|name, _| names.contains(name));
+    Some(one)
 }
 
 /// The clusterList table.
@@ -56,10 +77,34 @@ fn add_group_rows(table: &mut Table, cluster: &str, name: &str, info: &ClusterIn
     }
 }
 
-/// `topicRoute -t T`.
-pub async fn topic_route(ctx: &Ctx, topic: &str) -> Result<Exit, CmdError> {
+/// `topicRoute -t T [-l]`.
+pub async fn topic_route(ctx: &Ctx, topic: &str, list: bool) -> Result<Exit, CmdError> {
     let results = ctx.fleet.read(&wire::route_request(topic), ctx.all).await;
-    Ok(print_each(ctx, bodies::<TopicRoute>(results), route_text))
+    Ok(print_each(ctx, bodies::<TopicRoute>(results), if list { route_list } else { route_text }))
+}
+
+/// A route as one row per broker address, with its group's queues (`topicRoute -l`).
+pub fn route_list(route: &TopicRoute) -> String {
+    let mut table =
+        Table::new(&["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Read Queues", "#Write Queues", "#Perm"]);
+    for group in &route.broker_datas {
+        let queues = route.queue_datas.iter().find(|q| q.broker_name == group.broker_name);
+        let (read, write, perm) = queues.map_or(("-".into(), "-".into(), "-".into()), |q| {
+            (q.read_queue_nums.to_string(), q.write_queue_nums.to_string(), perm_name(q.perm).to_string())
+        });
+        for (id, addr) in &group.broker_addrs {
+            table.row(vec![
+                group.cluster.clone(),
+                group.broker_name.clone(),
+                id.to_string(),
+                addr.clone(),
+                read.clone(),
+                write.clone(),
+                perm.clone(),
+            ]);
+        }
+    }
+    table.render()
 }
 
 /// A route as three sections: broker datas, queue datas, order conf.

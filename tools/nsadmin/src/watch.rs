@@ -3,7 +3,7 @@
 //! endpoint answers. `--count` bounds it; `--json` prints one JSON line per refresh instead.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use namesrv_protocol::RequestCode;
@@ -40,9 +40,12 @@ pub async fn run(ctx: &Ctx, args: &WatchArgs) -> Result<Exit, CmdError> {
         let ok = view.cluster.is_ok();
         if ctx.json {
             print_json(&view_json(&view, refresh));
-        } else {
+        } else if std::io::stdout().is_terminal() {
             print!("{CLEAR}{}", render(&view, args, refresh, started.elapsed()));
             let _ = std::io::stdout().flush();
+        } else {
+            // Into a pipe or a file: no screen control codes, one block per refresh.
+            println!("{}", render(&view, args, refresh, started.elapsed()));
         }
         if args.count.is_some_and(|count| refresh >= count) {
             return Ok(if ok { Exit::Ok } else { Exit::Failed });
@@ -85,10 +88,24 @@ async fn topic_count(ctx: &Ctx, namesrv: &str) -> Option<usize> {
 /// A figure from the stats document as text: a number, or `name=value` pairs for an object.
 fn figure(stats: Option<&Value>, key: &str) -> String {
     match stats.and_then(|s| find_key(s, key)) {
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::Object(map)) => map.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+        Some(Value::Number(n)) => number(n),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_number().map_or_else(|| v.to_string(), number)))
+            .collect::<Vec<_>>()
+            .join(" "),
         Some(other) => other.to_string(),
         None => "-".to_owned(),
+    }
+}
+
+/// A figure as people read it: integers whole, fractions to one decimal place.
+fn number(n: &serde_json::Number) -> String {
+    match (n.as_i64(), n.as_u64(), n.as_f64()) {
+        (Some(i), _, _) => i.to_string(),
+        (_, Some(u), _) => u.to_string(),
+        (_, _, Some(f)) => format!("{f:.1}"),
+        _ => n.to_string(),
     }
 }
 
@@ -146,4 +163,18 @@ fn view_json(view: &View, refresh: u64) -> Value {
         "mailbox_depth": view.stats.as_ref().and_then(|s| find_key(s, "mailbox_depth")),
         "heartbeat_age_ms": view.ages,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_shown_whole_or_to_one_decimal_place() {
+        let stats =
+            serde_json::json!({"requests_per_second": 133.20000000000002, "mailbox_depth": {"kv": 0, "registry": 2.5}});
+        assert_eq!(figure(Some(&stats), "requests_per_second"), "133.2");
+        assert_eq!(figure(Some(&stats), "mailbox_depth"), "kv=0 registry=2.5");
+        assert_eq!(figure(Some(&stats), "absent"), "-");
+    }
 }

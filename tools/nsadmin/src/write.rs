@@ -1,12 +1,13 @@
 //! Write subcommands, sent to every NameServer of `-n` with the result of each printed (as
 //! mqadmin's `UpdateKvConfigCommand`, `WipeWritePermSubCommand`, `DeleteTopicSubCommand`... do).
 
+use futures_util::future::join_all;
 use namesrv_protocol::{RemotingCommand, RequestCode};
 use serde_json::{Map, Value};
 
-use crate::fleet::{success, CmdError};
+use crate::fleet::{body, success, CmdError};
 use crate::output::{print_writes, Ctx, Exit};
-use crate::wire;
+use crate::wire::{self, ClusterInfo, ORDER_TOPIC_NAMESPACE};
 
 /// Sends `cmd` to every NameServer; `fields` turns a successful answer into what is printed.
 async fn write_all(ctx: &Ctx, cmd: RemotingCommand, fields: impl Fn(&RemotingCommand) -> Map<String, Value>) -> Exit {
@@ -48,7 +49,9 @@ pub async fn delete_kv(ctx: &Ctx, namespace: &str, key: &str) -> Result<Exit, Cm
     Ok(write_all(ctx, wire::request(RequestCode::DeleteKvConfig, &fields), nothing).await)
 }
 
-/// `wipeWritePerm -b B` / `addWritePerm -b B`: prints each NameServer's topic count.
+/// `wipeWritePerm -b B` / `addWritePerm -b B`: prints each NameServer's topic count. When a
+/// NameServer changed 0 topics and does not list the group, that is an error for it: a mistyped
+/// group would otherwise "succeed" (Java answers an unknown group with a count of 0).
 pub async fn write_perm(ctx: &Ctx, broker: &str, add: bool) -> Result<Exit, CmdError> {
     let (code, count) = if add {
         (RequestCode::AddWritePermOfBroker, "addTopicCount")
@@ -56,11 +59,38 @@ pub async fn write_perm(ctx: &Ctx, broker: &str, add: bool) -> Result<Exit, CmdE
         (RequestCode::WipeWritePermOfBroker, "wipeTopicCount")
     };
     let cmd = wire::request(code, &[("brokerName", broker)]);
-    Ok(write_all(ctx, cmd, |answer| {
-        let value = answer.ext(count).and_then(|v| v.trim().parse::<i64>().ok());
-        Map::from_iter([(count.to_owned(), value.map_or(Value::Null, Value::from))])
-    })
-    .await)
+    let writes = ctx.fleet.addrs.iter().map(|addr| {
+        let cmd = cmd.clone();
+        async move {
+            let result = async {
+                let answer = success(addr, ctx.fleet.call(addr, cmd).await?)?;
+                let value = answer.ext(count).and_then(|v| v.trim().parse::<i64>().ok());
+                if value == Some(0) {
+                    let info = ctx.fleet.call(addr, wire::request(RequestCode::GetBrokerClusterInfo, &[])).await?;
+                    let info: ClusterInfo = body(addr, &success(addr, info)?)?;
+                    if !info.broker_addr_table.contains_key(broker) {
+                        return Err(CmdError::UnknownBrokerGroup { addr: addr.clone(), broker: broker.to_owned() });
+                    }
+                }
+                Ok(Map::from_iter([(count.to_owned(), value.map_or(Value::Null, Value::from))]))
+            };
+            (addr.clone(), result.await)
+        }
+    });
+    Ok(print_writes(ctx, join_all(writes).await))
+}
+
+/// `updateOrderConf -t T -m put|get|delete [-v conf]`: mqadmin's `UpdateOrderConfCommand`, the
+/// topic's entry in the ORDER_TOPIC_CONFIG namespace (`brokerName:queueNum;...`) on every
+/// NameServer.
+pub async fn order_conf(ctx: &Ctx, topic: &str, method: &str, conf: Option<&str>) -> Result<Exit, CmdError> {
+    match (method, conf) {
+        ("put", Some(conf)) if !conf.trim().is_empty() => put_kv(ctx, ORDER_TOPIC_NAMESPACE, topic, conf).await,
+        ("put", _) => Err(CmdError::Usage("updateOrderConf -m put needs -v brokerName:queueNum;...".into())),
+        ("get", _) => crate::read::kv_config(ctx, ORDER_TOPIC_NAMESPACE, Some(topic)).await,
+        ("delete", _) => delete_kv(ctx, ORDER_TOPIC_NAMESPACE, topic).await,
+        (other, _) => Err(CmdError::Usage(format!("updateOrderConf -m {other:?}: use put, get or delete"))),
+    }
 }
 
 /// `deleteTopic -t T [-c C]`: the NameServer half of mqadmin's `DeleteTopicSubCommand` (the broker

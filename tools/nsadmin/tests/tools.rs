@@ -141,8 +141,15 @@ fn against_namesrv_with_access_control_on_only_the_admin_account_writes() {
 fn watch_redraws_in_place_a_bounded_number_of_times() {
     let server = TestServer::start();
     server.register(&Broker::new("C", "broker-a", 0, "127.0.0.1:10911").topics(&["T", "U"]));
-    let text = expect_exit(&nsadmin(&["watch", "--count", "3", "--interval-ms", "20", "-n", &server.ns()]), 0);
+    // On a terminal (a pseudo-terminal from util-linux's `script`): the screen is redrawn.
+    let cmd = format!("{} watch --count 3 --interval-ms 20 -n {}", env!("CARGO_BIN_EXE_nsadmin"), server.ns());
+    let tty = std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().expect("run script");
+    let text = String::from_utf8_lossy(&tty.stdout);
     assert_eq!(text.matches("\x1b[H\x1b[2J").count(), 3, "{text}");
+    // Into a pipe: the same blocks, without screen control codes.
+    let text = expect_exit(&nsadmin(&["watch", "--count", "3", "--interval-ms", "20", "-n", &server.ns()]), 0);
+    assert!(!text.contains('\x1b'), "no escape codes into a pipe: {text:?}");
+    assert_eq!(text.matches("nsadmin watch").count(), 3, "{text}");
     assert!(text.contains("refresh 3") && text.contains("127.0.0.1:10911"), "{text}");
     assert!(text.contains("topics: 2\n"), "{text}");
     assert!(text.contains("give --http host:port"), "{text}");
