@@ -20,8 +20,8 @@
 //! - [`metrics`]: every exported figure; [`http`]: the HTTP endpoint (metrics, probes, address
 //!   server, status page and its API); [`observe`]: starting it, sampling and the summary log.
 //! - [`kv`]: the KV config store actor and its journaled file; [`config_store`]: runtime
-//!   configuration actor; [`persist`]: crash-safe file writes; [`notifier`]: outbound
-//!   NOTIFY_MIN_BROKER_ID_CHANGE.
+//!   configuration actor; [`persist`]: crash-safe file writes; [`statelock`]: one server per
+//!   state directory; [`notifier`]: outbound NOTIFY_MIN_BROKER_ID_CHANGE.
 //! - [`mailbox`]: typed, counted, logged actor requests shared by every actor.
 //! - [`settings`]: layered configuration (TOML or Java properties, environment, flags), parsed
 //!   once into types; [`preflight`]: what `--check-config` checks beyond the settings.
@@ -29,7 +29,7 @@
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
 //! `acl`, `tls` → `kv`, `config_store` → `registry` → `notifier` → `mailbox`, `listen`,
-//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist` → `settings`; beneath them all the
+//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock` → `settings`; beneath them all the
 //! `namesrv-protocol` crate (`protocol` → `model`), which depends on nothing of the server.
 //! `scripts/check-structure.py` checks the layers, that the protocol crate stays free of actix
 //! and I/O, and that no two files import each other in a circle.
@@ -49,6 +49,7 @@ pub mod metrics;
 pub mod notifier;
 pub mod observe;
 pub mod persist;
+pub mod statelock;
 pub mod preflight;
 pub mod ratelog;
 pub mod registry;

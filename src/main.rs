@@ -145,6 +145,15 @@ fn check_config(settings: &Settings) -> ExitCode {
 
 /// Serves until Ctrl-C or SIGTERM; SIGHUP reloads.
 fn run(settings: Settings, sources: Sources) -> ExitCode {
+    // Held until the process ends: a second server on this state directory stops here.
+    let lock = match namesrv::statelock::StateLock::acquire(std::path::Path::new(&settings.kv_config_path)) {
+        Ok(lock) => lock,
+        Err(e) => {
+            error!(error = %e, "cannot start");
+            return ExitCode::FAILURE;
+        }
+    };
+    info!(lock_file = %lock.path().display(), "state directory locked");
     let system = actix::System::new();
     let result = system.block_on(async move {
         let (tx, requests) = mpsc::channel(1);
@@ -152,6 +161,7 @@ fn run(settings: Settings, sources: Sources) -> ExitCode {
         let reload = server::Reload { sources, requests };
         server::load_bind_serve(settings, shutdown_signal(), Some(reload)).await
     });
+    drop(lock);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

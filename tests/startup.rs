@@ -150,3 +150,34 @@ fn check_config_fails_on_an_http_address_in_use_and_passes_with_both_free() {
     assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(line_is(&stdout, "http endpoint 127.0.0.1:0: free") && line_is(&stdout, "configuration OK"), "{stdout}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// One server per state directory
+
+#[test]
+fn a_second_server_on_the_same_state_directory_stops_naming_the_first_ones_pid() {
+    let dir = temp_dir();
+    let mut first = Proc::spawn({
+        let mut cmd = namesrv_command(&dir);
+        cmd.args(["--listen", "127.0.0.1:0"]);
+        cmd
+    });
+    first.addr();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0"]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert_eq!(status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let holder = format!("in use by another namesrv (pid {};", first.pid());
+    assert!(stderr.contains(&holder) && stderr.contains(&dir.display().to_string()), "{stderr}");
+    assert!(!stdout.contains("boot success"), "{stdout}");
+    assert!(first.is_running());
+
+    // The lock goes with its process, however it ends.
+    first.kill_9();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0"]);
+    let mut again = Proc::spawn(cmd);
+    again.addr();
+    let written = std::fs::read_to_string(dir.join("namesrv.lock")).unwrap();
+    assert_eq!(written, format!("{}\n", again.pid()));
+}

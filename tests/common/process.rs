@@ -49,6 +49,11 @@ impl Proc {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn stdout(&self) -> String {
         self.stdout.lock().unwrap().clone()
     }

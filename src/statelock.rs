@@ -1,0 +1,111 @@
+//! One server per state directory: an exclusive lock (`flock`) on `namesrv.lock` in the
+//! directory of `kv_config_path` (where the KV file, its journal and the other state files
+//! live), held while the server runs, with the holder's pid in it, so that a second server on
+//! the same directory stops at start with an error naming the first instead of interleaving
+//! its writes with the first one's.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// The lock file's name inside the state directory.
+pub const LOCK_FILE: &str = "namesrv.lock";
+
+/// At most this many bytes of a lock file are read back for the holder's pid.
+const MAX_PID_BYTES: u64 = 32;
+
+/// The state directory cannot be locked.
+#[derive(Debug, Error)]
+pub enum StateLockError {
+    /// Another process holds it.
+    #[error(
+        "state directory {} is in use by another namesrv (pid {holder}; lock file {}): stop that one, or give this one another kv_config_path",
+        dir.display(),
+        file.display()
+    )]
+    Held {
+        /// The state directory.
+        dir: PathBuf,
+        /// Its lock file.
+        file: PathBuf,
+        /// The holder's pid as the lock file says, or `unknown`.
+        holder: String,
+    },
+    /// The directory or its lock file cannot be created, opened or written.
+    #[error("cannot lock state directory {}: {error}", dir.display())]
+    Io {
+        /// The state directory.
+        dir: PathBuf,
+        /// Why not.
+        error: io::Error,
+    },
+}
+
+/// The held lock; released when dropped (or when the process ends, however it ends).
+#[derive(Debug)]
+pub struct StateLock {
+    /// Open for as long as the lock is held: closing it releases the lock.
+    _file: File,
+    path: PathBuf,
+}
+
+impl StateLock {
+    /// Locks the directory `state_file` lives in (created if missing, as the first write
+    /// would) and writes this process's pid into the lock file.
+    pub fn acquire(state_file: &Path) -> Result<StateLock, StateLockError> {
+        let dir = state_file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        let io = |error| StateLockError::Io { dir: dir.clone(), error };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let path = dir.join(LOCK_FILE);
+        // Not truncated on open: the holder's pid is read back when the lock is taken.
+        let mut file =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+        match fs4::FileExt::try_lock(&file) {
+            Ok(()) => {}
+            Err(fs4::TryLockError::WouldBlock) => {
+                let holder = read_pid(&mut file).unwrap_or_else(|| "unknown".to_owned());
+                return Err(StateLockError::Held { dir, file: path, holder });
+            }
+            Err(fs4::TryLockError::Error(error)) => return Err(io(error)),
+        }
+        file.set_len(0)
+            .and_then(|()| writeln!(file, "{}", std::process::id()))
+            .and_then(|()| file.sync_data())
+            .map_err(io)?;
+        Ok(StateLock { _file: file, path })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The pid a lock file holds: its first line, when it is a number.
+fn read_pid(file: &mut File) -> Option<String> {
+    let mut text = String::new();
+    file.take(MAX_PID_BYTES).read_to_string(&mut text).ok()?;
+    let pid = text.lines().next()?.trim();
+    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then(|| pid.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_on_one_directory_is_refused_naming_the_holder_and_free_again_after() {
+        let dir = std::env::temp_dir().join(format!("namesrv-statelock-{}", std::process::id()));
+        let state = dir.join("kvConfig.json");
+        let first = StateLock::acquire(&state).unwrap();
+        assert_eq!(std::fs::read_to_string(first.path()).unwrap(), format!("{}\n", std::process::id()));
+        match StateLock::acquire(&state) {
+            Err(StateLockError::Held { holder, .. }) => assert_eq!(holder, std::process::id().to_string()),
+            other => panic!("expected Held, got {other:?}"),
+        }
+        drop(first);
+        assert!(StateLock::acquire(&state).is_ok(), "free once the holder is gone");
+    }
+}
