@@ -4,6 +4,7 @@
 //! runtime keys to the registry — and reloads the config layers on SIGHUP (`ReloadConfig`).
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -18,7 +19,8 @@ use crate::registry::messages::ApplyOptions;
 use crate::registry::options::RegistryOptions;
 use crate::registry::RegistryHandle;
 use crate::settings::{
-    canonical_key, properties, updated_store_text, Changed, PersistError, Settings, SettingsError, Sources, UpdateError,
+    canonical_key, overrides, properties, pruned_store_text, updated_store_text, Changed, PersistError, Settings,
+    SettingsError, Sources, UpdateError,
 };
 use crate::{logged_handler, request};
 
@@ -69,6 +71,11 @@ impl ConfigStore {
 
 impl Actor for ConfigStore {
     type Context = Context<Self>;
+
+    /// Drops the runtime updates the config files changed since from the store, before any request.
+    fn started(&mut self, _ctx: &mut Context<Self>) {
+        self.reconcile();
+    }
 }
 
 logged_handler!(ConfigStore, "config");
@@ -135,6 +142,7 @@ impl ConfigStore {
                 error!(path = %path, %error, "cannot persist the config update; refused");
                 ConfigError::Write { path: path.clone(), error }
             })?;
+            self.record_baseline(Path::new(path), &persisted);
         }
         self.registry.tell(ApplyOptions { conn: ConnId(0), options: RegistryOptions::from(&updated) });
         self.settings = updated;
@@ -190,6 +198,56 @@ impl Apply<ConfigStore> for ReloadConfig {
         // Logged once queued: a request sent after this line reaches the registry after the options.
         info!(applied = report.applied.len(), needs_restart = report.needs_restart.len(), "config reloaded");
         store.settings = next;
+        store.reconcile();
         Ok(report)
+    }
+}
+
+impl ConfigStore {
+    /// Records, for each key an update just persisted, the config files' value now: when they
+    /// later set another value, the file wins (see [`overrides`]). Not done when the `-c` file is
+    /// the store itself; a failure only means the update keeps winning.
+    fn record_baseline(&self, store: &Path, persisted: &[(String, String)]) {
+        let files = match &self.sources {
+            Some(sources) if sources.is_store(store) => return,
+            Some(sources) => sources.file_values(store).unwrap_or_default(),
+            None => Default::default(),
+        };
+        let mut baseline = overrides::read_baseline(store);
+        for (key, _) in persisted {
+            baseline.insert(key.clone(), files.get(key).cloned());
+        }
+        write_baseline(store, &baseline);
+    }
+
+    /// Rewrites the store without the updates the config files changed since (the loaded
+    /// settings already left them out), and the baseline with one entry per update in force.
+    fn reconcile(&self) {
+        let Some(sources) = &self.sources else { return };
+        let found = match sources.runtime_overrides(&self.settings) {
+            Ok(Some(found)) => found,
+            Ok(None) => return,
+            Err(error) => return warn!(%error, "cannot read the runtime updates against the config files"),
+        };
+        if !found.dropped.is_empty() {
+            let keys: Vec<String> = found.dropped.iter().map(|o| canonical_key(&o.key)).collect();
+            let written = pruned_store_text(&found.store, &keys)
+                .map_err(|e| e.to_string())
+                .and_then(|text| write_atomically(&found.store, text.as_bytes()).map_err(|e| e.to_string()));
+            if let Err(error) = written {
+                return error!(path = %found.store.display(), %error, "cannot drop stale runtime updates");
+            }
+        }
+        let baseline = found.baseline();
+        if baseline != overrides::read_baseline(&found.store) {
+            write_baseline(&found.store, &baseline);
+        }
+    }
+}
+
+fn write_baseline(store: &Path, baseline: &overrides::Baseline) {
+    let path = overrides::baseline_path(store);
+    if let Err(error) = write_atomically(&path, overrides::baseline_text(baseline).as_bytes()) {
+        warn!(path = %path.display(), %error, "cannot write the runtime-updates baseline");
     }
 }

@@ -105,7 +105,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if cli.check_config {
-        return check_config(&settings);
+        return check_config(&settings, &sources);
     }
     info!(settings = ?settings, commit = namesrv::metrics::build::COMMIT, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
     run(settings, sources)
@@ -126,11 +126,16 @@ fn init_logging(cli: &Cli) {
     }
 }
 
-/// `--check-config`: exit 0 when everything start-up checks passes, 1 otherwise.
-fn check_config(settings: &Settings) -> ExitCode {
+/// `--check-config`: exit 0 when everything start-up checks passes, 1 otherwise; it also says
+/// which keys runtime updates still set over the config files.
+fn check_config(settings: &Settings, sources: &Sources) -> ExitCode {
+    let overrides = match sources.runtime_overrides(settings) {
+        Ok(found) => found.map(|o| o.describe()).unwrap_or_default(),
+        Err(e) => vec![format!("runtime updates: {e}")],
+    };
     match preflight::check(settings) {
         Ok(report) => {
-            for line in report {
+            for line in report.into_iter().chain(overrides) {
                 println!("{line}");
             }
             println!("configuration OK");

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use config::{Config, Map, Value};
 use thiserror::Error;
-use tracing::{info, warn};
+use tracing::warn;
 
 use super::java::{self, JavaKey};
+use super::overrides::{self, FileValues, RuntimeOverrides};
 use super::sources::{env_layer, flags_layer, read_file, Layer, Origin, Sources};
-use super::{addr, properties, ConfigFormat, Settings, SettingsError, FIXED_BLACK_LIST, JAVA_NAMES};
+use super::{addr, properties, ConfigFormat, Settings, SettingsError, JAVA_NAMES};
 
 impl Settings {
     /// Loads every layer. `overrides` are the command-line flags, as (key, value) pairs.
@@ -77,7 +78,8 @@ impl Sources {
                     let reason = "names the TOML -c file, but runtime updates are written as Java properties";
                     return Err(SettingsError::Invalid { key: "config_store_path", reason: reason.into() });
                 }
-                if let Some(updates) = runtime_updates(store)? {
+                let files = overrides::file_values(&layers[..after_files]);
+                if let Some(updates) = runtime_updates(store, &files)? {
                     layers.insert(after_files, updates);
                     settings = merge_layers(&layers)?;
                 }
@@ -122,25 +124,62 @@ fn screen(mut layer: Layer) -> Result<Layer, SettingsError> {
 
 /// The runtime-updates file as a layer, when it exists. It holds what UPDATE_NAMESRV_CONFIG may
 /// set: keys that are no settings, and the paths it always refuses (a Java NameServer writes
-/// every key into its store), are ignored with a warning; it is a file we write.
-fn runtime_updates(path: &Path) -> Result<Option<Layer>, SettingsError> {
+/// every key into its store), are ignored with a warning; it is a file we write. An update the
+/// config files changed since (see [`overrides`]) is left out, with an INFO line naming it.
+fn runtime_updates(path: &Path, files: &FileValues) -> Result<Option<Layer>, SettingsError> {
     if !path.exists() {
         return Ok(None);
     }
     let origin = Origin::RuntimeUpdates(path.into());
     let (mut layer, _) = read_file(path, ConfigFormat::Properties, origin.clone())?;
     layer = screen(layer)?;
-    let known = Settings::keys();
-    let refused: Vec<String> = FIXED_BLACK_LIST.iter().map(|k| canonical_key(k)).collect();
-    let settable = |k: &str| known.contains(&canonical_key(k)) && !refused.contains(&canonical_key(k));
-    let (kept, unknown): (Vec<_>, Vec<_>) = layer.values.into_iter().partition(|(k, _)| settable(k));
+    let (kept, unknown): (Vec<_>, Vec<_>) = layer.values.into_iter().partition(|(k, _)| overrides::settable(k));
     if !unknown.is_empty() {
         let keys: Vec<&str> = unknown.iter().map(|(k, _)| k.as_str()).collect();
         warn!(keys = ?keys, source = %origin, "ignoring keys runtime updates cannot set");
     }
-    let keys: Vec<&str> = kept.iter().map(|(k, _)| k.as_str()).collect();
-    info!(keys = ?keys, source = %origin, "applying runtime updates over the config files");
-    Ok(Some(Layer { origin, values: kept }))
+    let pairs = kept.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+    let found = RuntimeOverrides::classify(path, pairs, files, &overrides::read_baseline(path));
+    found.log();
+    let stale: Vec<&str> = found.dropped.iter().map(|o| o.key.as_str()).collect();
+    let values = kept.into_iter().filter(|(k, _)| !stale.contains(&k.as_str())).collect();
+    Ok(Some(Layer { origin, values }))
+}
+
+impl Sources {
+    /// The config files' values (defaults file, then `-c` file), by our key; none when the `-c`
+    /// file is itself where runtime updates go (`is_store`).
+    pub fn file_values(&self, store: &Path) -> Result<FileValues, SettingsError> {
+        let mut layers = Vec::new();
+        if let Some(path) = self.defaults_file.as_deref().filter(|p| p.exists()) {
+            layers.push(read_file(path, ConfigFormat::Toml, Origin::DefaultsFile(path.into()))?.0);
+        }
+        if let Some(path) = self.config_file.as_deref().filter(|p| p.exists()) {
+            layers.push(read_file(path, self.config_format, Origin::ConfigFile(path.into()))?.0);
+        }
+        Ok(if self.is_store(store) { FileValues::new() } else { overrides::file_values(&layers) })
+    }
+
+    /// Whether `store` (`config_store_path`) is the `-c` file: updates are then written into it
+    /// (Java's way) and no update overrides it.
+    pub fn is_store(&self, store: &Path) -> bool {
+        self.config_file.as_deref() == Some(store)
+    }
+
+    /// The runtime-updates file of `settings` against the config files, without logging; `None`
+    /// when there is no such file or it is the `-c` file.
+    pub fn runtime_overrides(&self, settings: &Settings) -> Result<Option<RuntimeOverrides>, SettingsError> {
+        let store = Path::new(&settings.config_store_path);
+        if self.is_store(store) || !store.exists() {
+            return Ok(None);
+        }
+        let files = self.file_values(store)?;
+        let origin = Origin::RuntimeUpdates(store.into());
+        let (layer, _) = read_file(store, ConfigFormat::Properties, origin)?;
+        let pairs =
+            layer.values.into_iter().filter(|(k, _)| overrides::settable(k)).map(|(k, v)| (k, v.to_string())).collect();
+        Ok(Some(RuntimeOverrides::classify(store, pairs, &files, &overrides::read_baseline(store))))
+    }
 }
 
 /// Every layer over the built-in defaults; a layer that does not fit is named in the error.
@@ -204,6 +243,14 @@ pub fn updated_store_text(path: &Path, changes: &[(String, String)]) -> Result<S
         pairs.retain(|(k, _)| canonical_key(k) != *key);
         pairs.push((java_name(key).to_owned(), value.clone()));
     }
+    Ok(properties::write(&pairs))
+}
+
+/// The properties text of the runtime-updates file at `path` without `keys` (our spelling).
+pub fn pruned_store_text(path: &Path, keys: &[String]) -> Result<String, PersistError> {
+    let text = std::fs::read_to_string(path).map_err(|error| PersistError::Read { path: path.into(), error })?;
+    let mut pairs = properties::parse(&text).map_err(|error| PersistError::Parse { path: path.into(), error })?;
+    pairs.retain(|(k, _)| !keys.contains(&canonical_key(k)));
     Ok(properties::write(&pairs))
 }
 

@@ -18,13 +18,14 @@ pub mod addr;
 pub mod choice;
 pub mod java;
 mod load;
+pub mod overrides;
 pub mod properties;
 pub mod sources;
 mod update;
 mod validate;
 
 pub use choice::{AclProtect, ConfigFormat, LargeBodyDecode, LogFormat, PrintFormat, ResponseSerializeType, TlsMode};
-pub use load::{canonical_key, java_name, updated_store_text, PersistError};
+pub use load::{canonical_key, java_name, pruned_store_text, updated_store_text, PersistError};
 pub use sources::{Origin, Sources};
 pub use update::{Changed, UpdateError, RUNTIME_KEYS};
 
