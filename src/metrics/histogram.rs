@@ -47,20 +47,24 @@ impl SecondsHistogram {
     }
 }
 
-/// The `q` quantile (0..1) estimated from non-cumulative bucket counts, in seconds: the upper
-/// bound of the bucket it falls in (the largest finite bound for the last one).
+/// The `q` quantile (0..1) estimated from non-cumulative bucket counts, in seconds, as
+/// Prometheus' `histogram_quantile` estimates it: linear interpolation within the bucket the
+/// rank `q × total` falls in (from 0 for the first bucket), and the largest finite bound when
+/// it falls in the unbounded last one. 0 when there is no observation.
 pub fn quantile(counts: &[u64; BUCKETS.len() + 1], q: f64) -> f64 {
     let total: u64 = counts.iter().sum();
     if total == 0 {
         return 0.0;
     }
-    let rank = (total as f64 * q).ceil() as u64;
-    let mut seen = 0;
-    for (i, count) in counts.iter().enumerate() {
-        seen += count;
-        if seen >= rank {
-            return BUCKETS.get(i).copied().unwrap_or(BUCKETS[BUCKETS.len() - 1]);
+    let rank = total as f64 * q.clamp(0.0, 1.0);
+    let mut below = 0u64;
+    for (i, &count) in counts.iter().enumerate() {
+        if (below + count) as f64 >= rank && count > 0 {
+            let Some(&upper) = BUCKETS.get(i) else { break };
+            let lower = if i == 0 { 0.0 } else { BUCKETS[i - 1] };
+            return lower + (upper - lower) * (rank - below as f64) / count as f64;
         }
+        below += count;
     }
     BUCKETS[BUCKETS.len() - 1]
 }
@@ -99,9 +103,25 @@ mod tests {
         h.observe_nanos(20_000_000_000);
         let counts = h.bucket_counts();
         assert_eq!((counts[1], counts[8], counts[16], h.count()), (98, 1, 1, 100));
-        assert_eq!(quantile(&counts, 0.5), 2.5e-5);
-        assert_eq!(quantile(&counts, 0.99), 5e-3);
-        assert_eq!(quantile(&counts, 1.0), 10.0);
+        assert!((quantile(&counts, 0.5) - (1e-5 + 1.5e-5 * 50.0 / 98.0)).abs() < 1e-12);
+        assert!((quantile(&counts, 0.99) - 5e-3).abs() < 1e-12, "the rank ends the 2.5–5 ms bucket");
+        assert_eq!(quantile(&counts, 1.0), 10.0, "in the unbounded bucket: the largest finite bound");
+    }
+
+    #[test]
+    fn quantiles_interpolate_within_their_bucket_as_histogram_quantile_does() {
+        let h = SecondsHistogram::default();
+        for _ in 0..100 {
+            h.observe_nanos(400_000_000); // all in (0.25 s, 1 s]
+        }
+        let counts = h.bucket_counts();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(quantile(&counts, 0.5), 0.625), "{}", quantile(&counts, 0.5));
+        assert!(close(quantile(&counts, 0.99), 0.25 + 0.75 * 0.99), "{}", quantile(&counts, 0.99));
+        let mut first = [0u64; BUCKETS.len() + 1];
+        first[0] = 4;
+        assert!(close(quantile(&first, 0.5), 0.5e-5), "the first bucket starts at 0");
+        assert_eq!(quantile(&[0; BUCKETS.len() + 1], 0.99), 0.0);
     }
 
     #[test]
