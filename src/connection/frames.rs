@@ -2,8 +2,9 @@
 //! frames, and the time the frame being received started (for the receive deadline).
 //!
 //! A frame above `SMALL_FRAME_BYTES` must reserve its announced size from the budget before it
-//! is buffered; when the budget cannot hold it, its connection is closed (never unbounded
-//! growth). Frames up to that size are never held up.
+//! is buffered, and holds it until its request has been handled (a register body waiting for
+//! the decode pool is still in memory); when the budget cannot hold it, its connection is closed
+//! (never unbounded growth). Frames up to that size are never held up.
 //!
 //! A connection whose first bytes are plainly another protocol (a TLS ClientHello, an HTTP
 //! request) is refused by name instead of as a frame too large.
@@ -56,6 +57,29 @@ impl FrameBudget {
     }
 }
 
+/// Bytes of the budget a complete large frame holds until its request has been handled;
+/// given back when dropped.
+#[derive(Debug)]
+pub struct FrameReservation {
+    budget: Arc<FrameBudget>,
+    bytes: usize,
+}
+
+impl Drop for FrameReservation {
+    fn drop(&mut self) {
+        self.budget.release(self.bytes);
+    }
+}
+
+/// A complete frame's request, with the budget it holds (`None` for small frames).
+#[derive(Debug)]
+pub struct Admitted {
+    /// The request.
+    pub request: RemotingCommand,
+    /// Dropped once the request has been handled.
+    pub reservation: Option<FrameReservation>,
+}
+
 /// Why a connection's incoming frames cannot be read any more.
 #[derive(Debug, Error)]
 pub enum FrameError {
@@ -105,13 +129,19 @@ impl AdmittedCodec {
             self.reserved = 0;
         }
     }
+
+    /// What this connection holds of the budget, handed over to its complete frame.
+    fn hand_over(&mut self) -> Option<FrameReservation> {
+        let bytes = std::mem::take(&mut self.reserved);
+        (bytes > 0).then(|| FrameReservation { budget: self.budget.clone(), bytes })
+    }
 }
 
 impl Decoder for AdmittedCodec {
-    type Item = RemotingCommand;
+    type Item = Admitted;
     type Error = FrameError;
 
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, FrameError> {
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Admitted>, FrameError> {
         if self.first && src.len() >= 4 {
             // A first frame of several hundred megabytes is no RocketMQ peer; say what it is.
             if let Some(foreign) = foreign_protocol(src) {
@@ -121,17 +151,26 @@ impl Decoder for AdmittedCodec {
         }
         let buffered = src.len();
         if let Some(cmd) = self.codec.decode(src)? {
+            let size = buffered - src.len();
             if let Some(received) = &self.received {
-                received.inc_by((buffered - src.len()) as u64);
+                received.inc_by(size as u64);
             }
-            if buffered - src.len() > SMALL_FRAME_BYTES {
+            if size > SMALL_FRAME_BYTES && self.reserved == 0 {
+                // It arrived whole in one read: it reserves now, as it would have while arriving.
+                if !self.budget.try_reserve(size) {
+                    let (held, max) = (self.budget.held(), self.budget.max);
+                    return Err(FrameError::BudgetExhausted { frame: size, held, max });
+                }
+                self.reserved = size;
+            }
+            if size > SMALL_FRAME_BYTES {
                 // The read buffer grew to hold a large frame; without this it would keep that
                 // allocation (and its resident pages) for the rest of the connection.
                 *src = BytesMut::from(&src[..]);
             }
-            self.release();
+            let reservation = self.hand_over();
             self.receiving_since.set((!src.is_empty()).then(Instant::now));
-            return Ok(Some(cmd));
+            return Ok(Some(Admitted { request: cmd, reservation }));
         }
         if src.is_empty() {
             return Ok(None);
@@ -188,13 +227,29 @@ mod tests {
         assert!(b.decode(&mut small.clone()).unwrap().is_some(), "small frames pass while the budget is spent");
 
         partial.extend_from_slice(&big[1000..]);
-        assert!(a.decode(&mut partial).unwrap().is_some());
-        assert_eq!((budget.held(), since.get()), (0, None));
+        let complete = a.decode(&mut partial).unwrap().unwrap();
+        assert_eq!((budget.held(), since.get()), (big.len(), None), "held until the request is handled");
+        drop(complete);
+        assert_eq!(budget.held(), 0);
         drop(a);
         let mut c = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::new(Cell::new(None)), None);
         assert!(c.decode(&mut BytesMut::from(&big[..1000])).unwrap().is_none());
         drop(c);
         assert_eq!(budget.held(), 0, "a dropped connection returns what it held");
+    }
+
+    #[test]
+    fn a_complete_large_frame_holds_the_budget_against_the_frames_pipelined_behind_it() {
+        let budget = FrameBudget::new(300 * 1024);
+        let mut codec = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::default(), None);
+        let big = frame(200 * 1024);
+        let mut src = big.clone();
+        src.extend_from_slice(&big);
+        let waiting = codec.decode(&mut src).unwrap().unwrap();
+        let err = codec.decode(&mut src).unwrap_err();
+        assert!(matches!(err, FrameError::BudgetExhausted { .. }), "{err}");
+        drop(waiting);
+        assert_eq!(budget.held(), 0);
     }
 
     #[test]
@@ -204,7 +259,7 @@ mod tests {
         let mut src = frame(2 << 20);
         let next = frame(10);
         src.extend_from_slice(&next[..20]);
-        let big = codec.decode(&mut src).unwrap().unwrap();
+        let big = codec.decode(&mut src).unwrap().unwrap().request;
         assert_eq!(&src[..], &next[..20], "what follows the frame is kept");
         assert!(src.capacity() < 4096, "capacity {} still spans the large frame", src.capacity());
         drop(big);

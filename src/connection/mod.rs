@@ -27,7 +27,7 @@ use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
 use crate::registry::RegistryHandle;
 use flow::{Flow, FlowLimits, Throttled};
-use frames::{AdmittedCodec, FrameBudget, FrameError};
+use frames::{Admitted, AdmittedCodec, FrameBudget, FrameError, FrameReservation};
 use writer::{write_frames, Outbox};
 
 /// Initial capacity of a connection's read buffer.
@@ -149,8 +149,15 @@ impl Connection {
         })
     }
 
-    /// Dispatches one request received at `begin`.
-    fn on_request(&mut self, request: RemotingCommand, begin: Instant, ctx: &mut Context<Self>) {
+    /// Dispatches one request received at `begin`; `reservation`, the frame budget its frame
+    /// holds, is given back once it has been handled.
+    fn on_request(
+        &mut self,
+        request: RemotingCommand,
+        reservation: Option<FrameReservation>,
+        begin: Instant,
+        ctx: &mut Context<Self>,
+    ) {
         if request.is_response() {
             // The NameServer sends no requests over server connections, so nothing waits for this.
             let _entered = self.span.clone().entered();
@@ -176,6 +183,7 @@ impl Connection {
             };
         let work = self.dispatcher.clone().dispatch(self.origin, request).instrument(span);
         ctx.spawn(work.into_actor(self).map(move |response, conn, ctx| {
+            drop(reservation);
             let now = Instant::now();
             let elapsed = now - begin;
             let logs = elapsed >= conn.context.slow_request || tracing::enabled!(tracing::Level::DEBUG);
@@ -301,16 +309,16 @@ impl Actor for Connection {
     }
 }
 
-impl StreamHandler<Result<RemotingCommand, FrameError>> for Connection {
-    fn handle(&mut self, frame: Result<RemotingCommand, FrameError>, ctx: &mut Context<Self>) {
+impl StreamHandler<Result<Admitted, FrameError>> for Connection {
+    fn handle(&mut self, frame: Result<Admitted, FrameError>, ctx: &mut Context<Self>) {
         // A request enters the span only where it logs (entering costs more than a route lookup).
-        let request = match frame {
-            Ok(request) => request,
+        let Admitted { request, reservation } = match frame {
+            Ok(admitted) => admitted,
             Err(error) => return self.on_frame_error(error, ctx),
         };
         let now = Instant::now();
         self.last_activity = now;
-        self.on_request(request, now, ctx);
+        self.on_request(request, reservation, now, ctx);
     }
 }
 

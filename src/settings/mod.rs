@@ -166,7 +166,8 @@ pub struct Settings {
     /// open-file soft limit less the descriptors open at start and 64 kept for the HTTP
     /// endpoint and state files.
     pub max_connections: usize,
-    /// Bytes all connections together may hold in partly received frames over 64 KiB.
+    /// Bytes all connections together may hold in frames over 64 KiB, from their first byte
+    /// until their request has been handled.
     pub frame_budget_bytes: usize,
     /// A frame not complete this long after its first byte closes its connection.
     pub frame_receive_timeout_secs: u64,

@@ -115,6 +115,13 @@ impl Proc {
         status
     }
 
+    /// The most memory the process has had resident so far (`VmHWM`), in bytes.
+    pub fn peak_rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM in /proc/PID/status");
+        line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap() * 1024
+    }
+
     /// SIGKILL, as `kill -9`.
     pub fn kill_9(&mut self) {
         self.child.kill().unwrap();
