@@ -11,7 +11,7 @@ use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion};
 use namesrv::mailbox::ConnId;
 use namesrv::model::{DataVersion, QueueData, TopicConfig, TopicTable};
-use namesrv::notifier::Notifier;
+use namesrv::notifier::{Notifier, NotifyLimits};
 use namesrv::protocol::body::{BodyLimits, RegisterBody};
 use namesrv::protocol::codec::encode_frame;
 use namesrv::protocol::json::JsonStyle;
@@ -170,7 +170,7 @@ fn round_trip(c: &mut Criterion) {
     let system = actix::System::new();
     let start = |arbiter: Option<&actix::Arbiter>| {
         let registry = system.block_on(async {
-            let notifier = Notifier::start(0, None);
+            let notifier = Notifier::start(0, NotifyLimits { max_in_flight: 1, max_per_second: 1 }, None);
             let options = RegistryOptions::default();
             match arbiter {
                 Some(a) => RouteRegistry::start_on(&a.handle(), options, Duration::from_secs(3600), notifier, None),

@@ -1,8 +1,10 @@
 //! The `Notifier` actor: the NameServer's only outbound request, NOTIFY_MIN_BROKER_ID_CHANGE
 //! (905, oneway), sent over short-lived connections to broker addresses. Sending
-//! happens in spawned tasks with a 300 ms budget, so nothing ever waits on a broker.
+//! happens in spawned tasks with a 300 ms budget, so nothing ever waits on a broker, and within
+//! [`NotifyLimits`], so a peer churning a group's members cannot make the NameServer open
+//! connections without bound.
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +12,7 @@ use actix::prelude::*;
 use bytes::BytesMut;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use crate::mailbox::{Apply, ConnId, Mailbox, Timings};
 use crate::metrics::Metrics;
@@ -18,6 +20,7 @@ use crate::model::BrokerData;
 use crate::protocol::codec::encode_frame;
 use crate::protocol::command::FLAG_ONEWAY;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
+use crate::ratelog::RateLimit;
 use crate::{logged_handler, request};
 
 /// Java's send timeout for this notification.
@@ -55,6 +58,63 @@ impl MinBrokerIdChange {
     }
 }
 
+/// How much outbound work notifications may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotifyLimits {
+    /// Notifications under way at once (each one connection).
+    pub max_in_flight: usize,
+    /// Notifications started per second.
+    pub max_per_second: u32,
+}
+
+/// The budget notifications are sent within: a count of those under way and a rate.
+struct Budget {
+    limits: NotifyLimits,
+    in_flight: Arc<AtomicUsize>,
+    rate: RateLimit,
+    /// One warning line per 10 s about dropped notifications.
+    warn: RateLimit,
+}
+
+/// One notification under way; the count goes down when it is dropped.
+struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Budget {
+    fn new(limits: NotifyLimits) -> Self {
+        Budget {
+            limits,
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            rate: RateLimit::new(limits.max_per_second, Duration::from_secs(1)),
+            warn: RateLimit::new(1, Duration::from_secs(10)),
+        }
+    }
+
+    /// A place for one more notification, or `None` (and a rate-limited warning) when the
+    /// limits are reached.
+    fn start(&self, target: &str) -> Option<InFlight> {
+        if self.in_flight.load(Ordering::Relaxed) < self.limits.max_in_flight && self.rate.admit().is_some() {
+            self.in_flight.fetch_add(1, Ordering::Relaxed);
+            return Some(InFlight(self.in_flight.clone()));
+        }
+        if let Some(suppressed) = self.warn.admit() {
+            warn!(
+                target = %target,
+                max_in_flight = self.limits.max_in_flight,
+                max_per_second = self.limits.max_per_second,
+                suppressed,
+                "min broker id change not sent: outbound notification limit reached"
+            );
+        }
+        None
+    }
+}
+
 /// The outbound notification actor.
 pub struct Notifier {
     /// Messages sent to this actor and not yet handled.
@@ -65,16 +125,20 @@ pub struct Notifier {
     next_opaque: i32,
     /// The MQVersion stamped on notifications.
     version: i32,
+    /// What may be under way and started per second.
+    budget: Budget,
 }
 
 /// The notifier's address, counting queued messages.
 pub type NotifierHandle = Mailbox<Notifier>;
 
 impl Notifier {
-    /// Starts the notifier on the current arbiter; `version` is stamped on its requests.
-    pub fn start(version: i32, metrics: Option<Arc<Metrics>>) -> NotifierHandle {
+    /// Starts the notifier on the current arbiter; `version` is stamped on its requests, which
+    /// are sent within `limits`.
+    pub fn start(version: i32, limits: NotifyLimits, metrics: Option<Arc<Metrics>>) -> NotifierHandle {
         let (queued, timings) = Timings::watched("notifier", metrics);
-        let notifier = Notifier { queued: queued.clone(), timings, next_opaque: 0, version };
+        let notifier =
+            Notifier { queued: queued.clone(), timings, next_opaque: 0, version, budget: Budget::new(limits) };
         Mailbox::new(Actor::start(notifier), queued)
     }
 }
@@ -107,6 +171,9 @@ impl Apply<Notifier> for SendMinBrokerIdChange {
         }
         info!(min_broker_id = c.min_broker_id, min_broker_addr = %c.min_broker_addr, targets = ?c.targets, "notifying min broker id change");
         for target in c.targets {
+            let Some(in_flight) = notifier.budget.start(&target) else {
+                continue;
+            };
             notifier.next_opaque = notifier.next_opaque.wrapping_add(1);
             let mut request = RemotingCommand::request(RequestCode::NotifyMinBrokerIdChange as i32, Some(ext.clone()));
             request.opaque = notifier.next_opaque;
@@ -117,6 +184,7 @@ impl Apply<Notifier> for SendMinBrokerIdChange {
                 continue;
             }
             actix::spawn(async move {
+                let _in_flight = in_flight;
                 let send = async {
                     let mut stream = TcpStream::connect(connect_target(&target)).await?;
                     stream.write_all(&frame).await?;

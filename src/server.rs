@@ -26,11 +26,11 @@ use crate::dispatch::{Actors, DispatchOptions, Dispatcher};
 use crate::filewatch::Poke;
 use crate::io_pool::IoPool;
 use crate::kv::journal::KvFiles;
-use crate::kv::{self, Flush, KvError, KvHandle, KvStore, KvTable};
+use crate::kv::{self, Flush, KvError, KvHandle, KvLimits, KvStore, KvTable};
 use crate::listen::{self, AcceptGate};
 use crate::mailbox::{ConnId, Origin};
 use crate::metrics::Metrics;
-use crate::notifier::Notifier;
+use crate::notifier::{Notifier, NotifyLimits};
 use crate::observe::{ObserveError, Observer};
 use crate::protocol::RemotingCodec;
 use crate::registry::options::RegistryOptions;
@@ -232,7 +232,11 @@ impl Services {
         metrics: Option<Arc<Metrics>>,
     ) -> Result<Self, ServeError> {
         let kv_files = state.kv;
-        let notifier = Notifier::start(settings.response_version, metrics.clone());
+        let limits = NotifyLimits {
+            max_in_flight: settings.notify_max_in_flight,
+            max_per_second: settings.notify_max_per_second,
+        };
+        let notifier = Notifier::start(settings.response_version, limits, metrics.clone());
         let scan_interval = Duration::from_millis(settings.scan_interval_ms);
         let options = RegistryOptions::from(settings);
         let registry_thread = (settings.connection_threads() > 1).then(Arbiter::new);

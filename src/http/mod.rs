@@ -208,7 +208,7 @@ fn own_address(bind_address: &str, reached: Option<std::net::IpAddr>, port: u16)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notifier::Notifier;
+    use crate::notifier::{Notifier, NotifyLimits};
     use crate::registry::messages::Stall;
     use crate::registry::options::RegistryOptions;
     use crate::registry::RouteRegistry;
@@ -242,7 +242,7 @@ mod tests {
     #[test]
     fn liveness_fails_while_the_registry_is_wedged_and_recovers_after() {
         actix::System::new().block_on(async {
-            let notifier = Notifier::start(479, None);
+            let notifier = Notifier::start(479, NotifyLimits { max_in_flight: 1, max_per_second: 1 }, None);
             let own = actix::Arbiter::new();
             let options = RegistryOptions::default();
             let registry = RouteRegistry::start_on(&own.handle(), options, Duration::from_secs(60), notifier, None);

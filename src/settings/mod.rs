@@ -140,6 +140,10 @@ pub struct Settings {
     pub enable_topic_list: bool,
     /// Send NOTIFY_MIN_BROKER_ID_CHANGE to brokers when a group's lowest id changes.
     pub notify_min_broker_id_changed: bool,
+    /// Those notifications under way at once (each a connection to a broker); more are dropped.
+    pub notify_max_in_flight: usize,
+    /// Those notifications started per second; more are dropped.
+    pub notify_max_per_second: u32,
     /// Refuse route queries for `wait_seconds_for_service` after start.
     pub need_wait_for_service: bool,
     /// See `need_wait_for_service`.
@@ -241,6 +245,8 @@ impl Default for Settings {
             enable_all_topic_list: true,
             enable_topic_list: true,
             notify_min_broker_id_changed: false,
+            notify_max_in_flight: 16,
+            notify_max_per_second: 64,
             need_wait_for_service: false,
             wait_seconds_for_service: 45,
             kv_config_path: state_path("kvConfig.json"),

@@ -30,6 +30,12 @@ impl Settings {
         if self.max_in_flight_per_connection == 0 {
             return invalid("max_in_flight_per_connection", "must be at least 1");
         }
+        if self.notify_max_in_flight == 0 || self.notify_max_per_second == 0 {
+            return invalid(
+                "notify_max_in_flight",
+                "notify_max_in_flight and notify_max_per_second must be at least 1",
+            );
+        }
         if self.frame_budget_bytes < self.max_frame_bytes {
             return invalid("frame_budget_bytes", "must hold at least one frame of max_frame_bytes");
         }
