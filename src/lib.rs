@@ -29,8 +29,9 @@
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
 //! `acl`, `tls` → `kv`, `config_store` → `registry` → `notifier` → `mailbox`, `listen`,
-//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock` → `settings`; beneath them all the
-//! `namesrv-protocol` crate (`protocol` → `model`), which depends on nothing of the server.
+//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock` → `settings`; beneath
+//! them all the `namesrv-protocol` crate (`protocol` → `model`), which depends on nothing of the
+//! server.
 //! `scripts/check-structure.py` checks the layers, that the protocol crate stays free of actix
 //! and I/O, and that no two files import each other in a circle.
 #![forbid(unsafe_code)]
