@@ -247,7 +247,7 @@ impl Services {
             None => RouteRegistry::start(options, scan_interval, notifier, metrics.clone()),
         };
         let storage = Arbiter::new();
-        let (max_kv, handle) = (settings.kv_max_store_bytes, storage.handle());
+        let (max_kv, handle) = (KvLimits::from(settings), storage.handle());
         let kv = KvStore::start(kv_files, max_kv, registry.clone(), &handle, metrics.clone());
         let config = ConfigStore::start(settings.clone(), sources, registry.clone(), &handle, metrics.clone());
         let actors = Actors { registry: registry.clone(), kv: kv.clone(), config: config.clone() };

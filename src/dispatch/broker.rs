@@ -17,6 +17,7 @@ use crate::protocol::{ExtFields, RemotingCommand};
 use crate::registry::liveness::BrokerRef;
 use crate::registry::messages::*;
 use crate::registry::register::Registration;
+use crate::registry::topic_limit::RegisterRefused;
 use crate::settings::LargeBodyDecode;
 
 /// The metrics reason of a broker refused for being live under another access key.
@@ -77,7 +78,14 @@ impl Dispatcher {
         };
         let registry = &self.actors.registry;
         let asked = registry.ask(RegisterBroker { conn, registration }).await?;
-        let Some(outcome) = asked.inspect_err(|bound| self.refused(origin, req, BOUND, bound))? else {
+        let asked = asked.map_err(|refused| match refused {
+            RegisterRefused::BoundElsewhere(bound) => {
+                self.refused(origin, req, BOUND, &bound);
+                RequestError::from(bound)
+            }
+            too_many => RequestError::from(too_many),
+        });
+        let Some(outcome) = asked? else {
             // Java attaches the response header before deciding, so even a refusal has extFields.
             let refused = RequestError::RegisterFailed;
             let response = RemotingCommand::response(refused.code(), Some(refused.to_string()));

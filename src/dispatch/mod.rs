@@ -30,6 +30,7 @@ use crate::protocol::command::FLAG_RESPONSE;
 use crate::protocol::header::HeaderError;
 use crate::protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::binding::BoundElsewhere;
+use crate::registry::topic_limit::RegisterRefused;
 use crate::registry::RegistryHandle;
 use crate::settings::{LargeBodyDecode, ResponseSerializeType, Settings, UpdateError};
 
@@ -87,6 +88,9 @@ pub enum RequestError {
     /// A broker live under another access key.
     #[error(transparent)]
     BoundElsewhere(#[from] BoundElsewhere),
+    /// A registration past `max_topics_total`.
+    #[error(transparent)]
+    Registration(#[from] RegisterRefused),
 }
 
 impl RequestError {
@@ -96,6 +100,7 @@ impl RequestError {
             Self::NotSupported(_) => ResponseCode::RequestCodeNotSupported,
             Self::Config(ConfigError::Update(UpdateError::BlackListed(_))) => ResponseCode::NoPermission,
             Self::Denied(_) | Self::BoundElsewhere(_) => ResponseCode::NoPermission,
+            Self::Registration(RegisterRefused::BoundElsewhere(_)) => ResponseCode::NoPermission,
             _ => ResponseCode::SystemError,
         }
     }

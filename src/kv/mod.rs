@@ -7,6 +7,7 @@ mod change;
 pub mod journal;
 mod replay;
 mod segment;
+pub mod size;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use crate::registry::messages::SetOrderTopicConfig;
 use crate::registry::RegistryHandle;
 use crate::{logged_handler, request};
 use journal::{Change, DeleteTag, KvFiles, PutTag};
+pub use size::KvLimits;
 
 /// The namespace the NameServer itself reads: topic → `"brokerName:queueNum;..."`.
 pub const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
@@ -46,9 +48,14 @@ pub enum KvError {
     /// The new content could not be made durable.
     #[error("cannot write kv config {path}: {error}")]
     Write { path: PathBuf, error: std::io::Error },
-    /// The change would take the store past `kv_max_store_bytes`.
-    #[error("kv store full: {size} bytes with this change, max {max}")]
+    /// The change would take the store past `kv_max_store_bytes` (each entry counted with
+    /// its overhead in memory).
+    #[error("kv store full: {size} bytes with this change, max {max} (kv_max_store_bytes; each entry counts {overhead} bytes more than its key and value)", overhead = size::ENTRY_OVERHEAD_BYTES)]
     StoreFull { size: usize, max: usize },
+    /// The change would take ORDER_TOPIC_CONFIG, copied into every REGISTER_BROKER reply, past
+    /// `kv_max_order_topic_config_bytes`.
+    #[error("ORDER_TOPIC_CONFIG full: {size} bytes with this change, max {max} (kv_max_order_topic_config_bytes)")]
+    OrderTopicsFull { size: usize, max: usize },
 }
 
 /// The most bytes read from one KV file for a store of at most `max_store_bytes`: every byte
@@ -68,11 +75,6 @@ pub fn open(path: &Path, max_store_bytes: usize) -> Result<(KvFiles, KvTable), K
     KvFiles::open(path, max_file_bytes(max_store_bytes))
 }
 
-/// The bytes `table` holds in names and values (what `kv_max_store_bytes` bounds).
-pub fn table_bytes(table: &KvTable) -> usize {
-    table.iter().map(|(ns, keys)| ns.len() + keys.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()).sum()
-}
-
 /// Where to look when the KV file is corrupt: the previous version every write keeps beside it.
 fn backup_hint(path: &Path) -> String {
     let mut bak = path.as_os_str().to_owned();
@@ -89,10 +91,10 @@ fn backup_hint(path: &Path) -> String {
 pub struct KvStore {
     /// namespace → key → value, as on disk.
     table: KvTable,
-    /// Bytes of names and values in `table`.
+    /// What `table` counts against the store limit (see `size`).
     bytes: usize,
-    /// Most bytes the table may hold.
-    max_bytes: usize,
+    /// The bounds on the store.
+    limits: KvLimits,
     /// The snapshot and journal.
     files: KvFiles,
     /// Told whenever ORDER_TOPIC_CONFIG changes.
@@ -113,14 +115,14 @@ impl KvStore {
     /// registry) and hands the registry the ORDER_TOPIC_CONFIG namespace.
     pub fn start(
         (files, table): (KvFiles, KvTable),
-        max_bytes: usize,
+        limits: KvLimits,
         registry: RegistryHandle,
         arbiter: &ArbiterHandle,
         metrics: Option<Arc<Metrics>>,
     ) -> KvHandle {
         let (queued, timings) = Timings::watched("kv", metrics.clone());
-        let bytes = table_bytes(&table);
-        let store = KvStore { table, bytes, max_bytes, files, registry, queued: queued.clone(), timings, metrics };
+        let bytes = size::table_bytes(&table);
+        let store = KvStore { table, bytes, limits, files, registry, queued: queued.clone(), timings, metrics };
         store.publish_order_topics();
         Mailbox::new(KvStore::start_in_arbiter(arbiter, |_| store), queued)
     }
@@ -130,26 +132,31 @@ impl KvStore {
         self.registry.tell(SetOrderTopicConfig { conn: ConnId(0), table });
     }
 
-    /// The store's size after `change`.
-    fn size_after(&self, change: &Change) -> usize {
-        let existing = |ns: &str, key: &str| self.table.get(ns).and_then(|keys| keys.get(key));
-        match change {
-            Change::Put(_, ns, key, value) => {
-                let new_ns = if self.table.contains_key(ns) { 0 } else { ns.len() };
-                let removed = existing(ns, key).map_or(0, |old| key.len() + old.len());
-                self.bytes + new_ns + key.len() + value.len() - removed
-            }
-            Change::Delete(_, ns, key) => self.bytes - existing(ns, key).map_or(0, |old| key.len() + old.len()),
+    /// Refuses `change` when it would overfill the store or ORDER_TOPIC_CONFIG (a change that
+    /// shrinks either is always taken, even over a limit lowered since); else the store's
+    /// count after it.
+    fn admit(&self, change: &Change) -> Result<usize, KvError> {
+        let size = size::store_bytes_after(&self.table, self.bytes, change);
+        let max = self.limits.max_store_bytes;
+        if size > max && size > self.bytes {
+            return Err(KvError::StoreFull { size, max });
         }
+        if let Change::Put(_, ns, key, value) = change {
+            if ns == ORDER_TOPIC_CONFIG {
+                let (after, before) = size::reply_bytes_after(&self.table, ns, key, value);
+                let max = self.limits.max_order_topic_bytes;
+                if after > max && after > before {
+                    return Err(KvError::OrderTopicsFull { size: after, max });
+                }
+            }
+        }
+        Ok(size)
     }
 
     /// Applies `change` and makes it durable, or leaves the table as it was; refused when it
     /// would overfill the store.
     fn change(&mut self, change: Change) -> Result<(), KvError> {
-        let size = self.size_after(&change);
-        if size > self.max_bytes && size > self.bytes {
-            return Err(KvError::StoreFull { size, max: self.max_bytes });
-        }
+        let size = self.admit(&change)?;
         let undo = self.undo_of(&change);
         change.clone().apply(&mut self.table);
         if let Err(error) = self.files.persist(&change, &self.table, size) {
@@ -287,7 +294,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn java_kv_file_loads_and_the_size_counts_names_and_values() {
+    fn java_kv_file_loads_and_the_size_counts_names_values_and_entries() {
         let text = r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"broker-name":"default-broker","topic-name":"default-topic","cid":"default-consumer-name"}}}"#;
         let dir = std::env::temp_dir().join(format!("namesrv-kv-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -295,7 +302,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let (_, table) = open(&path, 1 << 20).unwrap();
         assert_eq!(table[ORDER_TOPIC_CONFIG]["cid"], "default-consumer-name");
-        assert_eq!(table_bytes(&table), 18 + 11 + 14 + 10 + 13 + 3 + 21);
+        assert_eq!(size::table_bytes(&table), 18 + 11 + 14 + 10 + 13 + 3 + 21 + 4 * size::ENTRY_OVERHEAD_BYTES);
         assert!(open(&dir.join("missing.json"), 1 << 20).unwrap().1.is_empty());
         std::fs::write(&path, "").unwrap();
         assert!(open(&path, 1 << 20).unwrap().1.is_empty(), "an empty file loads as empty, as in Java");

@@ -15,7 +15,11 @@ impl Apply<RouteRegistry> for RegisterBroker {
         let reg = self.registration;
         if let Some(bound) = registry.tables.bound_elsewhere(&reg.broker_name, &reg.addr, reg.access_key.as_deref()) {
             debug!(broker = %reg.broker_name, addr = %reg.addr, "registration refused: {bound}");
-            return Err(bound);
+            return Err(bound.into());
+        }
+        if let Err(refused) = registry.tables.check_topic_room(&reg) {
+            debug!(broker = %reg.broker_name, addr = %reg.addr, "registration refused: {refused}");
+            return Err(refused);
         }
         let (name, addr, cluster, id, topics) =
             (reg.broker_name.clone(), reg.addr.clone(), reg.cluster.clone(), reg.broker_id, reg.body.topics.len());

@@ -9,19 +9,20 @@ use super::binding::BoundElsewhere;
 use super::liveness::BrokerRef;
 use super::options::RegistryOptions;
 use super::register::{RegisterOutcome, Registration};
+use super::topic_limit::RegisterRefused;
 use crate::mailbox::ConnId;
 use crate::model::{DataVersion, QueueData};
 use crate::protocol::json::JsonStyle;
 use crate::request;
 
 /// REGISTER_BROKER with its body already decoded; `None` answers a rejected registration, an
-/// error one for a broker live under another access key.
+/// error one for a broker live under another access key or past `max_topics_total`.
 #[derive(Debug)]
 pub struct RegisterBroker {
     pub conn: ConnId,
     pub registration: Registration,
 }
-request!(RegisterBroker, Result<Option<RegisterOutcome>, BoundElsewhere>);
+request!(RegisterBroker, Result<Option<RegisterOutcome>, RegisterRefused>);
 
 /// UNREGISTER_BROKER, applied whatever connection it came over; answers whether the broker
 /// was known. With `access_key`, a broker live under another access key is not removed.

@@ -19,6 +19,7 @@ pub mod stall;
 pub mod tables;
 #[cfg(test)]
 mod tests;
+pub mod topic_limit;
 pub mod view;
 
 use std::collections::HashMap;

@@ -177,10 +177,17 @@ pub struct Settings {
     pub frame_receive_timeout_secs: u64,
     /// Most topics one registration may carry.
     pub max_topics_per_broker: usize,
+    /// Most distinct topics the route tables hold, all brokers together; a registration that
+    /// would add topics past it is refused whole.
+    pub max_topics_total: usize,
     /// Largest KV value.
     pub kv_max_value_bytes: usize,
-    /// Largest KV store (keys and values of every namespace).
+    /// Largest KV store: keys and values of every namespace, each entry counted with its
+    /// overhead in memory (160 bytes).
     pub kv_max_store_bytes: usize,
+    /// Largest ORDER_TOPIC_CONFIG table (keys, values and their JSON), which every
+    /// REGISTER_BROKER reply carries.
+    pub kv_max_order_topic_config_bytes: usize,
     /// `host:port` of the HTTP endpoint (metrics, probes, status page); empty disables it.
     /// Unset in every layer: the remoting listener's host, its port + 4 (0 stays 0).
     pub http_listen: String,
@@ -262,8 +269,10 @@ impl Default for Settings {
             frame_budget_bytes: 256 * 1024 * 1024,
             frame_receive_timeout_secs: 30,
             max_topics_per_broker: 200_000,
+            max_topics_total: 1_000_000,
             kv_max_value_bytes: 1024 * 1024,
             kv_max_store_bytes: 64 * 1024 * 1024,
+            kv_max_order_topic_config_bytes: 1024 * 1024,
             http_listen: "0.0.0.0:9880".into(),
             address_server_list: String::new(),
             metrics_enabled: true,
