@@ -42,6 +42,8 @@ pub struct ExpiryTick {
     pub excused: usize,
     /// Brokers removed, silent past their timeout.
     pub expired: Vec<Removed>,
+    /// Brokers past their timeout the mass-expiry guard left for a later tick.
+    pub deferred: usize,
 }
 
 /// Addresses of each kind one slice of the consistency pass checks (see `heal_slice`).
@@ -158,27 +160,43 @@ impl RouteTables {
     /// Removes every broker silent past its timeout at `now_ms`, in address order, and decides
     /// to close their connections, as Java's `scanNotActiveBroker` does.
     pub fn expire(&mut self, now_ms: u64) -> Vec<Removed> {
-        let mut stale: Vec<String> = self
+        self.expire_at_most(now_ms, usize::MAX).0
+    }
+
+    /// [`Self::expire`], removing at most `max` brokers, the longest overdue first. Returns them
+    /// and how many brokers past their timeout were left for a later tick.
+    pub fn expire_at_most(&mut self, now_ms: u64, max: usize) -> (Vec<Removed>, usize) {
+        let mut stale: Vec<(u64, String)> = self
             .live_entries()
-            .filter(|(_, l)| l.last_update_ms.saturating_add(l.timeout_ms) < now_ms)
-            .map(|(addr, _)| addr.to_owned())
+            .map(|(addr, l)| (l.last_update_ms.saturating_add(l.timeout_ms), addr))
+            .filter(|(due, _)| *due < now_ms)
+            .map(|(due, addr)| (due, addr.to_owned()))
             .collect();
-        stale.sort();
-        let removed: Vec<Removed> = stale.iter().filter_map(|addr| self.remove_live(addr)).collect();
+        let deferred = stale.len().saturating_sub(max);
+        if deferred > 0 {
+            stale.sort();
+            stale.truncate(max);
+        }
+        let mut addrs: Vec<String> = stale.into_iter().map(|(_, addr)| addr).collect();
+        addrs.sort();
+        let removed: Vec<Removed> = addrs.iter().filter_map(|addr| self.remove_live(addr)).collect();
         for r in &removed {
             self.close_connection(r.conn);
         }
-        removed
+        (removed, deferred)
     }
 
     /// The expiry tick at these clock readings (ms; `mono_ms` is the table clock): after a stall
     /// of our own `watch` detects, every broker's silence is excused by the stall's length and
-    /// nothing expires for one scan interval; otherwise [`Self::expire`].
+    /// nothing expires for one scan interval; otherwise [`Self::expire`], at most
+    /// `expiry_guard_percent` of the live brokers per tick when that guard is on.
     pub fn expiry_tick(&mut self, watch: &mut TickWatch, mono_ms: u64, wall_ms: u64) -> ExpiryTick {
         let plan = watch.tick(mono_ms, wall_ms);
         let excused = plan.stall.map_or(0, |s| self.excuse_silence(s.late_ms, mono_ms));
-        let expired = if plan.expire { self.expire(mono_ms) } else { Vec::new() };
-        ExpiryTick { stall: plan.stall, excused, expired }
+        let percent = self.options().expiry_guard_percent as usize;
+        let max = if percent == 0 { usize::MAX } else { (self.sizes().2 * percent / 100).max(1) };
+        let (expired, deferred) = if plan.expire { self.expire_at_most(mono_ms, max) } else { (Vec::new(), 0) };
+        ExpiryTick { stall: plan.stall, excused, expired, deferred }
     }
 
     /// One slice of the consistency pass: of the addresses groups list and the live entries,

@@ -143,6 +143,11 @@ impl RouteRegistry {
             );
         }
         let expired = tick.expired;
+        if tick.deferred > 0 {
+            let percent = self.tables.options().expiry_guard_percent;
+            let (expired, deferred) = (expired.len(), tick.deferred);
+            warn!(expired, deferred, percent, "mass expiry held back: the rest go in the next ticks");
+        }
         self.count_removed(Removal::Expired, expired.len());
         for e in &expired {
             let b = &e.broker;

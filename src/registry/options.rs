@@ -27,6 +27,8 @@ pub struct RegistryOptions {
     pub wait_seconds_for_service: u64,
     /// Budget of the encoded-route cache.
     pub route_cache_max_bytes: usize,
+    /// At most this share (percent) of the live brokers expire in one tick; 0: no limit.
+    pub expiry_guard_percent: u32,
     /// Most distinct topics in the tables, all brokers together.
     pub max_topics_total: usize,
 }
@@ -51,6 +53,7 @@ impl From<&Settings> for RegistryOptions {
             need_wait_for_service: s.need_wait_for_service,
             wait_seconds_for_service: s.wait_seconds_for_service,
             route_cache_max_bytes: s.route_cache_max_bytes,
+            expiry_guard_percent: s.expiry_guard_percent,
             max_topics_total: s.max_topics_total,
         }
     }

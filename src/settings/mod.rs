@@ -113,6 +113,9 @@ pub struct Settings {
     pub warm_restart: bool,
     /// A route snapshot older than this at start is ignored.
     pub warm_restart_max_age_ms: u64,
+    /// At most this share (percent) of the live brokers expire in one expiry tick, the longest
+    /// silent first, the rest in the next ticks; 0: no limit.
+    pub expiry_guard_percent: u32,
     /// The lowest `broker_timeout_ms` UPDATE_NAMESRV_CONFIG may set: well above the brokers'
     /// 30 s heartbeat period, so one request cannot expire every broker between heartbeats.
     pub runtime_min_broker_timeout_ms: u64,
@@ -239,6 +242,7 @@ impl Default for Settings {
             broker_timeout_ms: 120_000,
             warm_restart: true,
             warm_restart_max_age_ms: 360_000,
+            expiry_guard_percent: 0,
             runtime_min_broker_timeout_ms: 60_000,
             idle_timeout_secs: 120,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,

@@ -15,6 +15,9 @@ impl Settings {
         if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.runtime_min_broker_timeout_ms) {
             return invalid("runtime_min_broker_timeout_ms", "must be between 1000 and 86400000");
         }
+        if self.expiry_guard_percent > 100 {
+            return invalid("expiry_guard_percent", "must be between 0 and 100");
+        }
         if self.idle_timeout_secs == 0 {
             return invalid("idle_timeout_secs", "must be at least 1");
         }

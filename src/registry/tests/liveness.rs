@@ -198,3 +198,27 @@ fn a_stall_of_our_own_expires_no_broker_that_kept_sending_but_a_silent_one_still
     assert_eq!((tick.stall, names(tick.expired)), (None, vec!["silent".to_owned()]), "silent 3 s beyond the stall");
     assert!(route(&mut t, "T1").is_some());
 }
+
+#[test]
+fn the_mass_expiry_guard_lets_the_longest_silent_go_first_and_the_rest_over_the_next_ticks() {
+    let options = RegistryOptions { default_broker_timeout_ms: 1_000, expiry_guard_percent: 50, ..Default::default() };
+    let mut t = RouteTables::new(options);
+    let names = ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9"];
+    let addrs = ["a:0", "a:1", "a:2", "a:3", "a:4", "a:5", "a:6", "a:7", "a:8", "a:9"];
+    for (i, (name, addr)) in names.iter().zip(addrs).enumerate() {
+        register(&mut t, &broker(name, addr, &["T1", "T2"]), 100 * i as u64);
+    }
+    let mut watch = TickWatch::new(500);
+    watch.start(9_000, 0);
+    let mut tick = |t: &mut RouteTables, now: u64| {
+        let tick = t.expiry_tick(&mut watch, now, now - 9_000);
+        (tick.expired.into_iter().map(|r| r.broker.broker_name).collect::<Vec<_>>(), tick.deferred)
+    };
+    // At 9.5 s all ten are past their timeout: five go, the longest silent first.
+    assert_eq!(tick(&mut t, 9_500), (vec!["b0", "b1", "b2", "b3", "b4"].into_iter().map(String::from).collect(), 5));
+    assert_eq!(tick(&mut t, 10_000).1, 3, "half of the five left");
+    assert_eq!(tick(&mut t, 10_500), (vec!["b7".to_owned()], 2));
+    assert_eq!(tick(&mut t, 11_000).0, ["b8"]);
+    assert_eq!(tick(&mut t, 11_500), (vec!["b9".to_owned()], 0));
+    assert!(t.live_at("a:9").is_none());
+}
