@@ -68,7 +68,7 @@ impl Tls {
             }
             Err(error) => error!(%error, "TLS files not reloaded: the previous certificate stays in use"),
         };
-        let poke = filewatch::spawn("tls-reload", TlsFiles::from_settings(settings).paths(), interval, reload)
+        let poke = filewatch::spawn("tls-reload", TlsFiles::from_settings(settings).paths(), timing, reload)
             .map_err(TlsError::Watch)?;
         let tls = Tls {
             mode: settings.tls_mode,
