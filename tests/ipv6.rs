@@ -15,7 +15,11 @@ use serde_json::json;
 fn ipv6_loopback() -> bool {
     let ok = std::net::TcpListener::bind("[::1]:0").is_ok();
     if !ok {
-        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "no IPv6 loopback on this machine: CI must run these tests");
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "no IPv6 loopback on this machine: CI must run these tests"
+        );
         eprintln!("skipped: no IPv6 loopback on this machine");
     }
     ok
