@@ -6,6 +6,7 @@
 mod common;
 
 use common::kv_config::{put_kv, put_ok, SUCCESS, SYSTEM_ERROR};
+use common::requests::request;
 use common::*;
 
 const ORDER_TOPIC_CONFIG: &str = "ORDER_TOPIC_CONFIG";
@@ -76,6 +77,18 @@ fn a_registration_past_the_global_topic_bound_is_refused_whole() {
     assert!(!route.to_string().contains("broker-c"), "broker-c was not registered: {route}");
     let info = client.cluster_info();
     assert!(!info.to_string().contains("broker-c"), "{info}");
+
+    let topic = |name: &str| {
+        let body = r#"{"brokerDatas":[],"queueDatas":[{"brokerName":"broker-a","readQueueNums":4,"writeQueueNums":4,"perm":6,"topicSysFlag":0}]}"#;
+        request(217, &[("topic", name)]).with_body(body.as_bytes().to_vec())
+    };
+    let resp = client.call(topic("T7"));
+    assert_eq!(
+        (resp.code, resp.remark.as_deref()),
+        (SYSTEM_ERROR, Some("too many topics in the route tables: 6 with this registration, max 5 (max_topics_total)"))
+    );
+    assert_eq!(client.route("T7").err(), Some(17), "REGISTER_TOPIC_IN_NAMESRV past the bound stores nothing");
+    assert_eq!(client.call(topic("T4")).code, SUCCESS, "a held topic is never refused");
 
     assert_eq!(client.register(&a.bump()).code, SUCCESS, "re-registering held topics is never refused");
     let c = Broker::new("c", "broker-c", 0, "127.0.0.1:10913").topics(&["T1", "T5"]);

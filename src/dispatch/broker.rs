@@ -195,7 +195,7 @@ impl Dispatcher {
         }
         if !queues.is_empty() {
             let brokers = queues.len();
-            let put = self.actors.registry.ask(RegisterTopic { conn, topic: topic.clone(), queues }).await?;
+            let put = self.actors.registry.ask(RegisterTopic { conn, topic: topic.clone(), queues }).await??;
             info!(%topic, brokers, put, "topic registered");
         }
         Ok(success())

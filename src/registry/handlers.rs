@@ -156,8 +156,9 @@ impl Apply<RouteRegistry> for DeleteTopic {
 }
 
 impl Apply<RouteRegistry> for RegisterTopic {
-    fn apply(self, registry: &mut RouteRegistry) -> usize {
-        registry.tables.register_topic(&self.topic, &self.queues)
+    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
+        registry.tables.check_new_topic(&self.topic)?;
+        Ok(registry.tables.register_topic(&self.topic, &self.queues))
     }
 }
 

@@ -144,14 +144,15 @@ pub struct DeleteTopic {
 }
 request!(DeleteTopic, ());
 
-/// REGISTER_TOPIC_IN_NAMESRV with the queue data of its body; answers how many were put.
+/// REGISTER_TOPIC_IN_NAMESRV with the queue data of its body; answers how many were put, or
+/// refuses a new topic past `max_topics_total`.
 #[derive(Debug)]
 pub struct RegisterTopic {
     pub conn: ConnId,
     pub topic: String,
     pub queues: Vec<(String, QueueData)>,
 }
-request!(RegisterTopic, usize);
+request!(RegisterTopic, Result<usize, RegisterRefused>);
 
 /// A topic list switched off by `enable_all_topic_list` / `enable_topic_list`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The bound on distinct topics in the route tables, all brokers together (`max_topics_total`):
-//! a registration that would add topics past it is refused whole, before anything of it is
-//! applied, so many brokers with distinct topics cannot grow the tables without bound.
+//! a registration (or REGISTER_TOPIC_IN_NAMESRV) that would add topics past it is refused
+//! whole, before anything of it is applied, so many brokers with distinct topics cannot grow
+//! the tables without bound.
 
 use thiserror::Error;
 
@@ -34,5 +35,14 @@ impl RouteTables {
             topics if topics > max && new > 0 => Err(RegisterRefused::TooManyTopics { topics, max }),
             _ => Ok(()),
         }
+    }
+
+    /// Refuses REGISTER_TOPIC_IN_NAMESRV of a topic new to tables already at `max_topics_total`.
+    pub fn check_new_topic(&self, topic: &str) -> Result<(), RegisterRefused> {
+        let (held, max) = (self.sizes().0, self.options().max_topics_total);
+        if held >= max && self.queues(topic).is_none() {
+            return Err(RegisterRefused::TooManyTopics { topics: held + 1, max });
+        }
+        Ok(())
     }
 }
