@@ -288,7 +288,8 @@ impl Apply<RouteRegistry> for LoadSnapshot {
 
 impl Apply<RouteRegistry> for FinalSnapshot {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        registry.snapshots.finish().then(|| registry.tables.snapshot(super::snapshot_file::wall_ms()))
+        let now = registry.now_ms();
+        registry.snapshots.finish().then(|| registry.tables.snapshot(super::snapshot_file::wall_ms(), now))
     }
 }
 

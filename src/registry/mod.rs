@@ -182,7 +182,8 @@ impl RouteRegistry {
             return;
         };
         let begin = Instant::now();
-        let snapshot = kept.unwrap_or_else(|| self.tables.snapshot(wall_ms()));
+        let now = self.now_ms();
+        let snapshot = kept.unwrap_or_else(|| self.tables.snapshot(wall_ms(), now));
         let groups = snapshot.groups.len();
         let handed = self.snapshots.offer(snapshot, changes);
         debug!(groups, handed, elapsed_us = begin.elapsed().as_micros() as u64, "route snapshot taken");

@@ -75,11 +75,16 @@ pub struct MemberSnapshot {
     /// (counter, stateVersion, timestamp) of its dataVersion.
     pub data_version: (i64, i64, i64),
     pub filter_servers: Option<Vec<String>>,
+    /// How long it had been silent, when it was provisional (loaded and not registered since):
+    /// loaded again, it has only the rest of its timeout, so restarts never keep it forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisional_silent_ms: Option<u64>,
 }
 
 impl RouteTables {
-    /// The snapshot of every live broker, taken at `taken_at_ms` (wall clock).
-    pub fn snapshot(&self, taken_at_ms: u64) -> Snapshot {
+    /// The snapshot of every live broker, taken at `taken_at_ms` (wall clock) and `now_ms`
+    /// (table clock).
+    pub fn snapshot(&self, taken_at_ms: u64, now_ms: u64) -> Snapshot {
         let mut members: BTreeMap<&str, Vec<MemberSnapshot>> = BTreeMap::new();
         for (addr, live) in self.live_entries() {
             let dv = live.data_version;
@@ -92,6 +97,7 @@ impl RouteTables {
                 timeout_ms: live.timeout_ms,
                 data_version: (dv.counter, dv.state_version, dv.timestamp),
                 filter_servers: self.filter_servers(&live.cluster, addr).map(<[String]>::to_vec),
+                provisional_silent_ms: live.provisional.then(|| now_ms.saturating_sub(live.last_update_ms)),
             });
         }
         let mut mappings: BTreeMap<&str, Vec<MappingSnapshot>> = BTreeMap::new();
@@ -131,8 +137,9 @@ impl RouteTables {
     }
 
     /// Loads `snapshot` into (empty) tables at `now_ms`: each member is registered as it last
-    /// registered, then marked provisional with no connection. Notifications and closes the
-    /// replay decides are dropped (nobody to tell). Returns how many brokers are live after.
+    /// registered, then marked provisional with no connection; one already provisional when the
+    /// snapshot was taken keeps only the rest of its timeout. Notifications and closes the
+    /// replay decides are dropped (nobody to tell). Returns how many brokers are provisional.
     pub fn load_snapshot(&mut self, snapshot: &Snapshot, now_ms: u64) -> usize {
         for group in &snapshot.groups {
             for member in &group.members {
@@ -143,6 +150,7 @@ impl RouteTables {
                 self.register_broker(replayed(group, member, true), now_ms);
                 if let Some(live) = self.live_mut(&member.cluster, &member.addr) {
                     live.provisional = true;
+                    live.timeout_ms = live.timeout_ms.saturating_sub(member.provisional_silent_ms.unwrap_or(0));
                 }
             }
         }

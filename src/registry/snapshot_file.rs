@@ -15,7 +15,7 @@ use super::messages::{FinalSnapshot, LoadSnapshot};
 use super::snapshot::{Snapshot, FORMAT};
 use super::RegistryHandle;
 use crate::mailbox::ConnId;
-use crate::persist::write_atomically;
+use crate::persist::{read_state_file, write_atomically};
 use crate::settings::Settings;
 
 /// The snapshot's file name, in the directory of `kv_config_path`.
@@ -27,12 +27,10 @@ pub const MAX_FILE_BYTES: u64 = 1 << 31;
 /// Why a snapshot was not loaded.
 #[derive(Debug, Error)]
 pub enum SnapshotError {
-    /// The file exists but cannot be read.
+    /// The file exists but cannot be read: not a regular file, a symbolic link, larger than
+    /// [`MAX_FILE_BYTES`], or an I/O error.
     #[error("cannot read {path}: {error}")]
     Read { path: PathBuf, error: std::io::Error },
-    /// The file is larger than [`MAX_FILE_BYTES`].
-    #[error("{path}: {size} bytes, max {MAX_FILE_BYTES}")]
-    TooLarge { path: PathBuf, size: u64 },
     /// The file is not a snapshot this build reads.
     #[error("{path}: not a route snapshot: {error}")]
     Parse { path: PathBuf, error: serde_json::Error },
@@ -57,15 +55,12 @@ pub fn wall_ms() -> u64 {
 
 /// Reads the snapshot at `path` and its age at `now_ms`; `Ok(None)` when there is none.
 pub fn read(path: &Path, now_ms: u64, max_age_ms: u64) -> Result<Option<(Snapshot, u64)>, SnapshotError> {
-    let size = match std::fs::metadata(path) {
-        Ok(m) => m.len(),
+    // Never through a symbolic link, never a FIFO or device, never past the bound.
+    let text = match read_state_file(path, MAX_FILE_BYTES) {
+        Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(SnapshotError::Read { path: path.into(), error }),
     };
-    if size > MAX_FILE_BYTES {
-        return Err(SnapshotError::TooLarge { path: path.into(), size });
-    }
-    let text = std::fs::read(path).map_err(|error| SnapshotError::Read { path: path.into(), error })?;
     let snapshot: Snapshot =
         serde_json::from_slice(&text).map_err(|error| SnapshotError::Parse { path: path.into(), error })?;
     if snapshot.format != FORMAT {

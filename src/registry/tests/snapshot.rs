@@ -35,15 +35,15 @@ fn bodies(t: &mut RouteTables) -> Vec<(String, Option<Vec<u8>>)> {
     out
 }
 
-/// The snapshot of `t`, through its JSON text.
-fn through_json(t: &RouteTables) -> Snapshot {
-    serde_json::from_slice(&serde_json::to_vec(&t.snapshot(42)).unwrap()).unwrap()
+/// The snapshot of `t` at `now_ms`, through its JSON text.
+fn through_json(t: &RouteTables, now_ms: u64) -> Snapshot {
+    serde_json::from_slice(&serde_json::to_vec(&t.snapshot(42, now_ms)).unwrap()).unwrap()
 }
 
 #[test]
 fn a_loaded_snapshot_serves_the_same_bodies_with_every_broker_provisional() {
     let mut before = populated();
-    let snapshot = through_json(&before);
+    let snapshot = through_json(&before, 100);
     let mut after = tables();
     assert_eq!(after.load_snapshot(&snapshot, 500), 4);
     assert_eq!(bodies(&mut after), bodies(&mut before));
@@ -52,13 +52,17 @@ fn a_loaded_snapshot_serves_the_same_bodies_with_every_broker_provisional() {
     assert_eq!((live.conn, live.timeout_ms, live.last_update_ms), (ConnId(0), 5_000, 500));
     assert_eq!(after.filter_servers("d", "o:1"), Some(&["f:1".to_owned()][..]));
     assert!(after.take_outbox().is_empty() && after.take_closing().is_empty());
-    assert_eq!(through_json(&after), snapshot, "a loaded snapshot is taken back unchanged");
+    let mut again = through_json(&after, 500);
+    for member in again.groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
+        assert_eq!(member.provisional_silent_ms.take(), Some(0), "{}", member.addr);
+    }
+    assert_eq!(again, snapshot, "a loaded snapshot is taken back unchanged");
 }
 
 #[test]
 fn provisional_brokers_expire_on_their_own_timeout_unless_they_register() {
     let mut t = tables();
-    t.load_snapshot(&through_json(&populated()), 500);
+    t.load_snapshot(&through_json(&populated(), 100), 500);
     register(&mut t, &Reg { counter: 7, conn: 9, ..broker("b1", "m:1", &["T1", "T2", "TS"]) }, 600);
     assert_eq!(t.provisional_count(), 3, "a registration makes an ordinary live broker");
     assert_eq!(t.live("c", "m:1").unwrap().conn, ConnId(9));
@@ -72,7 +76,7 @@ fn provisional_brokers_expire_on_their_own_timeout_unless_they_register() {
 #[test]
 fn a_broker_back_at_another_address_or_another_broker_at_its_address_replaces_the_provisional_entry() {
     let mut t = tables();
-    t.load_snapshot(&through_json(&populated()), 500);
+    t.load_snapshot(&through_json(&populated(), 100), 500);
     register(&mut t, &Reg { counter: 8, state_version: -1, conn: 9, ..broker("b1", "m:2", &["T1", "T2", "TS"]) }, 600);
     assert!(t.live_at("m:1").is_none(), "no group lists the old address");
     assert_eq!(route(&mut t, "T1").unwrap()["brokerDatas"][0]["brokerAddrs"]["0"], "m:2");
@@ -90,4 +94,16 @@ fn heartbeats_that_change_nothing_leave_the_change_count() {
     assert_eq!(t.changes(), changes);
     register(&mut t, &Reg { counter: 8, ..broker("b1", "m:1", &["T1", "T2", "TS"]) }, 990);
     assert!(t.changes() > changes, "a new dataVersion is in the snapshot");
+}
+
+#[test]
+fn a_broker_still_provisional_at_the_next_restart_has_only_the_rest_of_its_timeout() {
+    let mut first = tables();
+    first.load_snapshot(&through_json(&populated(), 100), 500);
+    let mut second = tables();
+    second.load_snapshot(&through_json(&first, 4_500), 0);
+    assert_eq!(second.live("d", "o:1").unwrap().timeout_ms, 1_000, "5 s, 4 s of it spent provisional");
+    assert_eq!(second.live("c", "m:1").unwrap().timeout_ms, 0);
+    assert_eq!(second.expire(1).len(), 3);
+    assert_eq!(second.expire(1_001).len(), 1);
 }
