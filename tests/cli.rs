@@ -95,3 +95,11 @@ fn every_shipped_config_file_loads() {
     let out = namesrv().args(["--config-dir", "config", "-p"]).output().unwrap();
     assert!(out.status.success(), "config/default.toml as the defaults file: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_bad_environment_value_names_the_variable() {
+    let out = namesrv().arg("-p").env("NAMESRV_LISTEN_PORT", "abc").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "a settings error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("environment: NAMESRV_LISTEN_PORT=abc: expected an integer"), "{stderr}");
+}

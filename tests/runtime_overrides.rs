@@ -82,7 +82,7 @@ fn a_config_file_edit_after_a_runtime_update_wins_at_restart_and_check_config_na
 
     let mut proc = Proc::spawn(command(&dir, &file));
     assert_eq!(broker_timeout(&mut Client::connect(proc.addr())), "70000", "the update survives a restart");
-    proc.wait_for_line(&["runtime updates override the config files", "broker_timeout_ms"]);
+    proc.wait_for_line(&["applying runtime updates over the config files", "broker_timeout_ms"]);
     drop(proc);
 
     write_config(&dir, 80_000);

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use config::{Config, Map, Value};
+use config::{Config, ConfigError, Map, Value};
 use thiserror::Error;
 use tracing::warn;
 
@@ -187,18 +187,42 @@ fn merge_layers(layers: &[Layer]) -> Result<Settings, SettingsError> {
     let defaults = Settings::default();
     let maps: Vec<Map<String, Value>> = layers.iter().map(|l| l.values.iter().cloned().collect()).collect();
     for (layer, map) in layers.iter().zip(&maps) {
-        merge(&defaults, vec![map.clone()])
-            .map_err(|e| SettingsError::InLayer { origin: layer.origin.clone(), error: Box::new(e) })?;
+        if let Err(error) = merge(&defaults, vec![map.clone()]) {
+            let origin = layer.origin.clone();
+            return Err(
+                bad_value(layer, &defaults).unwrap_or(SettingsError::InLayer { origin, error: Box::new(error) })
+            );
+        }
     }
     merge(&defaults, maps)
 }
 
-/// Names the last layer that set the key a validation error is about.
+/// The first value of `layer` of the wrong type for its setting, named as the layer spells it
+/// (`listenPort=99999`, `NAMESRV_LISTEN_PORT=abc`).
+fn bad_value(layer: &Layer, defaults: &Settings) -> Option<SettingsError> {
+    layer.values.iter().find_map(|(key, value)| {
+        let mut error = merge(defaults, vec![Map::from([(key.clone(), value.clone())])]).err()?;
+        let expected = loop {
+            match error {
+                SettingsError::Load(ConfigError::Type { expected, .. }) => break expected,
+                SettingsError::Load(ConfigError::At { error: inner, .. }) => error = SettingsError::Load(*inner),
+                _ => return None,
+            }
+        };
+        let (key, value) = (layer.spelling(key), value.to_string());
+        Some(SettingsError::BadValue { origin: layer.origin.clone(), key, value, expected })
+    })
+}
+
+/// Names the last layer that set the key a validation error is about, and the key as it spells
+/// it when that is not our spelling.
 fn blame(layers: &[Layer], error: SettingsError) -> SettingsError {
     let SettingsError::Invalid { key, .. } = &error else { return error };
-    match layers.iter().rev().find(|l| l.sets(key)) {
-        Some(layer) => SettingsError::InLayer { origin: layer.origin.clone(), error: Box::new(error) },
-        None => error,
+    let Some(layer) = layers.iter().rev().find(|l| l.sets(key)) else { return error };
+    let origin = layer.origin.clone();
+    match layer.spelling_of(key).filter(|spelled| spelled != key) {
+        Some(spelled) => SettingsError::Spelled { origin, spelled, error: Box::new(error) },
+        None => SettingsError::InLayer { origin, error: Box::new(error) },
     }
 }
 
@@ -303,6 +327,43 @@ mod tests {
         assert!(!settings.enable_topic_list, "the update wins over the -c file");
         assert_eq!(settings.scan_interval_ms, 900, "a flag wins over the update");
         assert_ne!(settings.kv_config_path, "/elsewhere.json", "runtime updates never move the state");
+    }
+
+    fn load_properties(name: &str, bytes: &[u8]) -> Result<Settings, SettingsError> {
+        let dir = dir(name);
+        let file = dir.join("namesrv.properties");
+        std::fs::write(&file, bytes).unwrap();
+        let store = ("config_store_path".to_owned(), dir.join("store.properties").display().to_string());
+        let format = ConfigFormat::Auto;
+        let env_prefix = "NAMESRV_TEST_LOAD".to_owned();
+        Sources {
+            defaults_file: None,
+            config_file: Some(file),
+            config_format: format,
+            env_prefix,
+            overrides: vec![store],
+        }
+        .load()
+    }
+
+    #[test]
+    fn java_files_with_a_byte_order_mark_latin1_text_or_trailing_spaces_load() {
+        let bom = load_properties("bom", b"\xef\xbb\xbflistenPort=9877\n").unwrap();
+        assert_eq!(bom.listen_port, 9877);
+        let latin1 = load_properties("latin1", b"rocketmqHome=/opt/caf\xe9\nlistenPort=9878\n").unwrap();
+        assert_eq!((latin1.rocketmq_home.as_str(), latin1.listen_port), ("/opt/caf\u{e9}", 9878));
+        let spaces = load_properties("spaces", b"listenPort=9879  \nenableTopicList=false \t\nrocketmqHome= /x \n");
+        let spaces = spaces.unwrap();
+        assert_eq!((spaces.listen_port, spaces.enable_topic_list), (9879, false));
+        assert_eq!(spaces.rocketmq_home, "/x", "properties2Object trims strings too");
+    }
+
+    #[test]
+    fn a_bad_value_is_named_as_the_file_spells_it() {
+        let err = load_properties("range", b"listenPort=99999\n").unwrap_err().to_string();
+        assert!(err.contains("listenPort=99999") && err.ends_with("expected an unsigned 16 bit integer"), "{err}");
+        let err = load_properties("zero", b"scanNotActiveBrokerInterval=0\n").unwrap_err().to_string();
+        assert!(err.contains(": scanNotActiveBrokerInterval: invalid setting scan_interval_ms"), "{err}");
     }
 
     #[test]

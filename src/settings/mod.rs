@@ -322,6 +322,13 @@ pub enum SettingsError {
     /// A layer with an unknown key or a value of the wrong type, named.
     #[error("{origin}: {error}")]
     InLayer { origin: Origin, error: Box<SettingsError> },
+    /// A value of the wrong type or out of its type's range, with the key (or variable) as the
+    /// operator spelled it.
+    #[error("{origin}: {key}={value}: expected {expected}")]
+    BadValue { origin: Origin, key: String, value: String, expected: &'static str },
+    /// A value out of range, with the key (or variable) as the operator spelled it.
+    #[error("{origin}: {spelled}: {error}")]
+    Spelled { origin: Origin, spelled: String, error: Box<SettingsError> },
     /// `NAMESRV_*` variables that name no setting: a typo must not start the server on defaults.
     #[error("{}", sources::describe_unknown(.0))]
     UnknownVariables(Vec<sources::UnknownVariable>),

@@ -135,7 +135,7 @@ impl RuntimeOverrides {
             );
         }
         let keys: Vec<&str> = self.active.iter().map(|o| o.key.as_str()).collect();
-        info!(keys = ?keys, source = %self.store.display(), "runtime updates override the config files");
+        info!(keys = ?keys, source = %self.store.display(), "applying runtime updates over the config files");
     }
 
     /// Lines for `--check-config`.

@@ -11,6 +11,24 @@ pub enum PropertiesError {
     BadUnicodeEscape { line: usize },
 }
 
+/// The text of a properties file's bytes: a UTF-8 byte-order mark is dropped; bytes that are not
+/// UTF-8 are read as ISO-8859-1, one character per byte, as `Properties.load(InputStream)` reads
+/// every file (a Java NameServer's file saved by a Latin-1 editor loads as it does there).
+pub fn decode(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
+    }
+}
+
+/// A value as Java's `MixAll.properties2Object` applies it: `String.trim()`, which drops every
+/// character up to U+0020 at both ends (so `listenPort=9876 ` is 9876 and `enableTopicList=false `
+/// is false).
+pub fn java_trim(value: &str) -> &str {
+    value.trim_matches(|c: char| c <= ' ')
+}
+
 /// Parses properties text into (key, value) pairs in file order.
 ///
 /// Follows `Properties.load`: `#`/`!` comments, `=`, `:` or whitespace as separator, trailing
@@ -145,6 +163,22 @@ mod tests {
             ]
         );
         assert!(parse("a=\\u12").is_err());
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_and_bytes_that_are_not_utf8_are_latin1() {
+        assert_eq!(decode(b"\xef\xbb\xbflistenPort=9877\n"), "listenPort=9877\n");
+        assert_eq!(pairs(&decode(b"\xef\xbb\xbflistenPort=9877\n")), vec![("listenPort".into(), "9877".into())]);
+        assert_eq!(decode(b"rocketmqHome=/opt/caf\xe9\n"), "rocketmqHome=/opt/caf\u{e9}\n");
+        assert_eq!(decode("home=/opt/caf\u{e9}".as_bytes()), "home=/opt/caf\u{e9}", "UTF-8 stays UTF-8");
+    }
+
+    #[test]
+    fn values_are_trimmed_as_java_trims_them() {
+        assert_eq!(java_trim("9876  \t"), "9876");
+        assert_eq!(java_trim("\u{1} false \u{c}"), "false");
+        assert_eq!(java_trim("a b"), "a b");
+        assert_eq!(java_trim("x\u{a0}"), "x\u{a0}", "String.trim keeps characters above U+0020");
     }
 
     #[test]

@@ -105,6 +105,20 @@ impl Layer {
     pub fn sets(&self, key: &str) -> bool {
         self.values.iter().any(|(k, _)| canonical_key(k) == key)
     }
+
+    /// How the operator wrote `key` (as this layer holds it): the key of a file or flag, the
+    /// variable of the environment (`NAMESRV_LISTEN_PORT`).
+    pub fn spelling(&self, key: &str) -> String {
+        match self.origin {
+            Origin::Environment => format!("{ENV_PREFIX}_{}", key.to_ascii_uppercase()),
+            _ => key.to_owned(),
+        }
+    }
+
+    /// The key (as this layer spells it) that sets `key` (our spelling), the last one.
+    pub fn spelling_of(&self, key: &str) -> Option<String> {
+        self.values.iter().rev().find(|(k, _)| canonical_key(k) == key).map(|(k, _)| self.spelling(k))
+    }
 }
 
 /// The format `--config-format auto` picks: `.toml` and `.properties` by name; any other name
@@ -124,7 +138,8 @@ fn parse_toml(text: &str) -> Result<Vec<(String, Value)>, config::ConfigError> {
 
 /// Reads a config file into a layer; returns the format it was read as.
 pub fn read_file(path: &Path, format: ConfigFormat, origin: Origin) -> Result<(Layer, ConfigFormat), SettingsError> {
-    let text = std::fs::read_to_string(path).map_err(|error| SettingsError::Read { path: path.into(), error })?;
+    let bytes = std::fs::read(path).map_err(|error| SettingsError::Read { path: path.into(), error })?;
+    let text = properties::decode(&bytes);
     let format = match format {
         ConfigFormat::Auto => detect_format(path, &text),
         given => given,
@@ -134,7 +149,10 @@ pub fn read_file(path: &Path, format: ConfigFormat, origin: Origin) -> Result<(L
         ConfigFormat::Properties => properties::parse(&text)
             .map_err(|error| SettingsError::Properties { path: path.into(), error })?
             .into_iter()
-            .map(|(k, v)| (k, Value::from(v)))
+            .map(|(k, v)| {
+                let value = Value::from(properties::java_trim(&v));
+                (k, value)
+            })
             .collect(),
         _ => parse_toml(&text).map_err(|error| SettingsError::Toml { path: path.into(), error })?,
     };
@@ -156,7 +174,8 @@ pub fn env_layer(prefix: &str, keys: &[String]) -> Result<Layer, SettingsError> 
         let text = value.to_string_lossy();
         if keys.contains(&key) {
             let value = value.into_string().map_err(|_| SettingsError::NotUnicode { variable: name.clone() })?;
-            values.push((key, Value::from(value)));
+            // Kept as spelled (lower case) so that an error names the variable (see `Layer::spelling`).
+            values.push((rest.to_ascii_lowercase(), Value::from(value)));
         } else if ENV_NOT_SETTINGS.contains(&name.as_str()) || is_kubernetes_service_link(rest, &text) {
             debug!(variable = %name, "not a setting, ignored");
         } else {
