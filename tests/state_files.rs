@@ -128,3 +128,17 @@ fn planted_bak_and_tmp_links_are_replaced_and_nothing_outside_the_state_director
     assert_eq!(read_json(&kv), json!({"configTable": {"ns": {"a": "1", "b": "2"}}}));
     assert_eq!(read_json(format!("{}.bak", kv.display())), json!({"configTable": {"ns": {"a": "1"}}}));
 }
+
+#[test]
+fn a_fifo_as_the_runtime_updates_file_stops_start_up_at_once_naming_it() {
+    let dir = temp_dir();
+    let store = dir.join("namesrv.properties");
+    mkfifo(&store);
+    let (status, _, stderr) = run_to_exit({
+        let mut cmd = namesrv_command(&dir);
+        cmd.args(["--listen", "127.0.0.1:0"]);
+        cmd
+    });
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains(&store.display().to_string()) && stderr.contains("is not a regular file"), "{stderr}");
+}

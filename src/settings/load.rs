@@ -258,7 +258,7 @@ pub fn java_name(key: &str) -> &str {
 /// key it holds kept: what UPDATE_NAMESRV_CONFIG writes there, the runtime-updates layer the
 /// next start reads.
 pub fn updated_store_text(path: &Path, changes: &[(String, String)]) -> Result<String, PersistError> {
-    let mut pairs = match std::fs::read_to_string(path) {
+    let mut pairs = match super::file::read_config_text(path) {
         Ok(text) => properties::parse(&text).map_err(|error| PersistError::Parse { path: path.into(), error })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(error) => return Err(PersistError::Read { path: path.into(), error }),
@@ -272,7 +272,7 @@ pub fn updated_store_text(path: &Path, changes: &[(String, String)]) -> Result<S
 
 /// The properties text of the runtime-updates file at `path` without `keys` (our spelling).
 pub fn pruned_store_text(path: &Path, keys: &[String]) -> Result<String, PersistError> {
-    let text = std::fs::read_to_string(path).map_err(|error| PersistError::Read { path: path.into(), error })?;
+    let text = super::file::read_config_text(path).map_err(|error| PersistError::Read { path: path.into(), error })?;
     let mut pairs = properties::parse(&text).map_err(|error| PersistError::Parse { path: path.into(), error })?;
     pairs.retain(|(k, _)| !keys.contains(&canonical_key(k)));
     Ok(properties::write(&pairs))

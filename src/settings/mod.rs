@@ -16,6 +16,7 @@ use crate::protocol::codec::DEFAULT_MAX_FRAME_BYTES;
 
 pub mod addr;
 pub mod choice;
+pub mod file;
 pub mod java;
 mod load;
 pub mod overrides;

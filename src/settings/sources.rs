@@ -138,7 +138,7 @@ fn parse_toml(text: &str) -> Result<Vec<(String, Value)>, config::ConfigError> {
 
 /// Reads a config file into a layer; returns the format it was read as.
 pub fn read_file(path: &Path, format: ConfigFormat, origin: Origin) -> Result<(Layer, ConfigFormat), SettingsError> {
-    let bytes = std::fs::read(path).map_err(|error| SettingsError::Read { path: path.into(), error })?;
+    let bytes = super::file::read_config(path).map_err(|error| SettingsError::Read { path: path.into(), error })?;
     let text = properties::decode(&bytes);
     let format = match format {
         ConfigFormat::Auto => detect_format(path, &text),
