@@ -74,6 +74,16 @@ fn after_sigterm_routes_are_served_at_once_and_only_brokers_that_come_back_stay(
     eprintln!("restart to first routes: {} ms", spawned.elapsed().as_millis());
     assert_eq!(after, before.into_iter().map(Ok).collect::<Vec<_>>(), "same bodies right after the port opens");
     second.wait_for_line(&["route snapshot loaded", "brokers=3", "age_ms="]);
+    let listening = second.wait_for_line(&["listening", "http_addr="]);
+    let http = listening.split("http_addr=").nth(1).and_then(|a| a.split_whitespace().next()).unwrap();
+    let http = http.parse().unwrap_or_else(|e| panic!("bad http address {http:?}: {e}"));
+    let ready = common::http::get(http, "/readyz");
+    assert_eq!(ready.status, 200, "ready at once despite need_wait_for_service: {}", ready.body);
+    let metrics = common::http::get(http, "/metrics").body;
+    assert!(
+        eventually(WAIT, || common::http::get(http, "/metrics").body.contains("namesrv_provisional_brokers 3")),
+        "{metrics}"
+    );
 
     // b1 comes back and keeps registering; b2 and b3 do not.
     let mut back = Client::connect(second.addr());
