@@ -80,7 +80,8 @@ impl Actor for ConfigStore {
 
 logged_handler!(ConfigStore, "config");
 
-/// GET_NAMESRV_CONFIG; answers every setting as sorted `key=value` lines.
+/// GET_NAMESRV_CONFIG; answers every setting as sorted `key=value` lines, with the Java
+/// NameServer's remoting keys (see [`config_view`]).
 #[derive(Debug)]
 pub struct GetConfig {
     pub conn: ConnId,
@@ -89,8 +90,45 @@ request!(GetConfig, String, query);
 
 impl Apply<ConfigStore> for GetConfig {
     fn apply(self, store: &mut ConfigStore) -> String {
-        properties::write(&store.settings.java_view())
+        properties::write(&config_view(&store.settings))
     }
+}
+
+/// Every setting (under Java's name where there is one), and the keys of Java's
+/// `NettyServerConfig` and `NamesrvConfig` that tools and dashboards read from a Java NameServer,
+/// each with what describes this server: the connection threads for Java's selector and worker
+/// threads, the real listen backlog, 0 (the OS default) for socket buffers, which are never set,
+/// the reply watermarks, epoll on Linux; `rocketmqHome` is the state directory when unset.
+pub fn config_view(settings: &Settings) -> Vec<(String, String)> {
+    let threads = settings.connection_threads().to_string();
+    let home = match settings.rocketmq_home.trim() {
+        "" => Path::new(&settings.kv_config_path).parent().map(|d| d.display().to_string()).unwrap_or_default(),
+        home => home.to_owned(),
+    };
+    let java = [
+        ("serverWorkerThreads", threads.clone()),
+        ("serverSelectorThreads", threads),
+        // Replies are written by the connection threads; there is no callback executor.
+        ("serverCallbackExecutorThreads", "0".into()),
+        // Java's defaults: its semaphores bound outbound requests, and this server sends only the
+        // oneway NOTIFY_MIN_BROKER_ID_CHANGE.
+        ("serverOnewaySemaphoreValue", "256".into()),
+        ("serverAsyncSemaphoreValue", "64".into()),
+        ("serverSocketBacklog", crate::listen::BACKLOG.to_string()),
+        ("serverSocketSndBufSize", "0".into()),
+        ("serverSocketRcvBufSize", "0".into()),
+        ("serverPooledByteBufAllocatorEnable", "false".into()),
+        ("useEpollNativeSelector", cfg!(target_os = "linux").to_string()),
+        ("writeBufferHighWaterMark", settings.write_buffer_high_bytes.to_string()),
+        ("writeBufferLowWaterMark", settings.write_buffer_low_bytes.to_string()),
+        ("clusterTest", "false".into()),
+        ("productEnvName", "center".into()),
+        ("rocketmqHome", home),
+    ];
+    let mut view = settings.java_view();
+    view.retain(|(key, _)| !java.iter().any(|(k, _)| k == key));
+    view.extend(java.into_iter().map(|(k, v)| (k.to_owned(), v)));
+    view
 }
 
 /// UPDATE_NAMESRV_CONFIG with its parsed properties, from `peer`.

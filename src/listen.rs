@@ -12,8 +12,8 @@ use tracing::{debug, info, warn};
 use crate::ratelog::RateLimit;
 use crate::settings::addr::{resolve, split_host_port};
 
-/// Listen backlog, as Java's `serverSocketBacklog`.
-const BACKLOG: i32 = 1024;
+/// Listen backlog, as Java's `serverSocketBacklog` (GET_NAMESRV_CONFIG reports it).
+pub const BACKLOG: i32 = 1024;
 
 /// A non-blocking listener on `addr`; `::` is dual-stack where the OS allows it.
 pub fn bind_std(addr: SocketAddr) -> io::Result<std::net::TcpListener> {

@@ -76,6 +76,36 @@ fn get_namesrv_config_answers_sorted_java_named_lines() {
 }
 
 #[test]
+fn get_namesrv_config_lists_javas_remoting_keys_with_what_this_server_does() {
+    let server = TestServer::start();
+    let text = get_config(&mut server.client());
+    let threads = server.settings.connection_threads().to_string();
+    let epoll = cfg!(target_os = "linux").to_string();
+    for (key, value) in [
+        ("serverWorkerThreads", threads.as_str()),
+        ("serverSelectorThreads", threads.as_str()),
+        ("serverCallbackExecutorThreads", "0"),
+        ("serverOnewaySemaphoreValue", "256"),
+        ("serverAsyncSemaphoreValue", "64"),
+        ("serverSocketBacklog", "1024"),
+        ("serverSocketSndBufSize", "0"),
+        ("serverSocketRcvBufSize", "0"),
+        ("serverPooledByteBufAllocatorEnable", "false"),
+        ("useEpollNativeSelector", epoll.as_str()),
+        ("writeBufferHighWaterMark", &server.settings.write_buffer_high_bytes.to_string()),
+        ("writeBufferLowWaterMark", &server.settings.write_buffer_low_bytes.to_string()),
+        ("clusterTest", "false"),
+        ("productEnvName", "center"),
+    ] {
+        assert_eq!(config_value(&text, key).as_deref(), Some(value), "{key} in\n{text}");
+    }
+    let home = config_value(&text, "rocketmqHome").unwrap_or_default();
+    let state_dir = Path::new(&server.settings.kv_config_path).parent().unwrap().display().to_string();
+    assert_eq!(home, state_dir, "rocketmqHome: the state directory when unset");
+    assert_eq!(config_pairs(&text).iter().filter(|(k, _)| k == "rocketmqHome").count(), 1);
+}
+
+#[test]
 fn get_namesrv_config_reports_the_port_actually_bound_when_listen_port_is_zero() {
     let server = TestServer::start();
     assert_eq!(server.settings.listen_port, 0);
