@@ -19,7 +19,7 @@ use tracing::{info, warn};
 
 use crate::acl::{Acl, AclError};
 use crate::config_store::{ConfigHandle, ConfigStore, ReloadConfig};
-use crate::connection::flow::FlowLimits;
+use crate::connection::flow::{FlowLimits, ReplyBudget};
 use crate::connection::frames::FrameBudget;
 use crate::connection::{Connection, ConnectionContext, Lifecycle};
 use crate::dispatch::{Actors, DispatchOptions, Dispatcher};
@@ -273,7 +273,9 @@ impl Services {
                 high_bytes: settings.write_buffer_high_bytes,
                 low_bytes: settings.write_buffer_low_bytes,
                 max_in_flight: settings.max_in_flight_per_connection,
+                max_bytes: settings.write_buffer_max_bytes,
             },
+            reply_budget: ReplyBudget::new(settings.reply_budget_bytes),
             metrics,
             slow_request: Duration::from_millis(settings.slow_request_ms),
         };

@@ -1,20 +1,21 @@
 //! Memory a few hostile connections can make the real binary hold, measured as its peak
 //! resident memory (`VmHWM`): complete large frames waiting for the decode pool count against
-//! `frame_budget_bytes`, and replies waiting to be written against `reply_budget_bytes`, while
-//! another connection's route queries keep being answered.
+//! `frame_budget_bytes`, and replies waiting to be written against `write_buffer_max_bytes` and
+//! `reply_budget_bytes`, while another connection's route queries keep being answered.
 
 mod common;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use common::checks::assert_success;
+use common::kv_config::put_kv;
 use common::process::{namesrv_command, Proc};
 use common::*;
 use namesrv::protocol::codec::encode_frame;
-use namesrv::protocol::RemotingCommand;
+use namesrv::protocol::{ExtFields, RemotingCommand};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -87,5 +88,39 @@ fn large_frames_waiting_for_the_decode_pool_stay_within_the_frame_budget() {
         started.elapsed()
     );
     assert!(peak < before + budget + 160 * MIB, "peak rss {} MiB with a {} MiB frame budget", peak / MIB, budget / MIB);
+    assert!(probe.route("Probe").is_ok());
+}
+
+#[test]
+fn unread_large_replies_stay_within_the_reply_budget_and_other_connections_are_served() {
+    let budget = 32 * MIB;
+    let (proc, addr) = spawn(&[
+        ("NAMESRV_REPLY_BUDGET_BYTES", budget.to_string()),
+        ("NAMESRV_WRITE_BUFFER_MAX_BYTES", (16 * MIB).to_string()),
+    ]);
+    let mut probe = Client::connect(addr);
+    assert_success(&probe.register(&Broker::new("c", "probe", 0, "127.0.0.1:1").topics(&["Probe", "Probe2"])));
+    // An 8 MiB namespace: every GET_KVLIST_BY_NAMESPACE of it answers 8 MiB.
+    let value = "v".repeat(1024 * 1024 - 64);
+    for key in 0..8 {
+        assert_success(&put_kv(&mut probe, "big", &format!("k{key}"), &value));
+    }
+    let ext = ExtFields::new().with("namespace", "big");
+    let frame = encoded(&RemotingCommand::request(219, Some(ext)));
+    let before = proc.peak_rss_bytes();
+    // Three connections, 40 pipelined requests each, none of whose replies is ever read.
+    let attackers = pipeline(addr, &frame.repeat(40), 3, 1);
+    let mut worst = Duration::ZERO;
+    let closed = |p: &Proc| p.stderr().matches("closing connection: reply budget exhausted").count();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while closed(&proc) < attackers.len() && Instant::now() < deadline {
+        let asked = Instant::now();
+        assert!(probe.route("Probe").is_ok(), "route queries are answered during the attack");
+        worst = worst.max(asked.elapsed());
+    }
+    let peak = proc.peak_rss_bytes();
+    eprintln!("peak rss {} MiB (before {} MiB), worst route {worst:?}", peak / MIB, before / MIB);
+    assert!(peak < before + budget + 160 * MIB, "peak rss {} MiB with a {} MiB reply budget", peak / MIB, budget / MIB);
+    assert_eq!(closed(&proc), attackers.len(), "each attacker closed once its replies pile up");
     assert!(probe.route("Probe").is_ok());
 }

@@ -26,7 +26,7 @@ use crate::metrics::Metrics;
 use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
 use crate::registry::RegistryHandle;
-use flow::{Flow, FlowLimits, Throttled};
+use flow::{Flow, FlowLimits, ReplyBudget, Throttled};
 use frames::{Admitted, AdmittedCodec, FrameBudget, FrameError, FrameReservation};
 use writer::{write_frames, Outbox};
 
@@ -60,6 +60,8 @@ pub struct ConnectionContext {
     pub idle_timeout: Duration,
     /// When reading pauses for back-pressure.
     pub flow_limits: FlowLimits,
+    /// The process-wide budget of large unwritten replies.
+    pub reply_budget: Arc<ReplyBudget>,
     /// Requests, connections and bytes are counted here.
     pub metrics: Option<Arc<Metrics>>,
     /// Requests taking longer are logged at WARN.
@@ -109,7 +111,7 @@ impl Connection {
         W: AsyncWrite + Unpin + 'static,
     {
         Connection::create(|ctx| {
-            let flow = Flow::new(context.flow_limits);
+            let flow = Flow::new(context.flow_limits, context.reply_budget.clone());
             let receiving_since = Rc::new(Cell::new(None));
             let metrics = context.metrics.as_ref();
             if let Some(m) = metrics {
@@ -218,6 +220,13 @@ impl Connection {
             return;
         };
         self.last_activity = now;
+        if let Err(error) = self.flow.admit_reply(response.body.as_ref().map_or(0, |b| b.len())) {
+            // A peer that pipelines large requests and does not read their replies.
+            let _entered = self.span.clone().entered();
+            warn!(%error, "closing connection: reply budget exhausted");
+            ctx.stop();
+            return;
+        }
         if let Err(error) = outbox.send(response) {
             let _entered = self.span.clone().entered();
             warn!(%error, "closing connection: reply cannot be encoded");

@@ -163,6 +163,9 @@ pub struct Dispatcher {
     options: Arc<DispatchOptions>,
     /// One permit per core: large register bodies decoded on the blocking pool at once.
     large_decodes: Arc<tokio::sync::Semaphore>,
+    /// One permit per core: KV namespace lists (a copy of the namespace, then its JSON) built at
+    /// once, so pipelined lists wait here instead of each holding a copy.
+    large_replies: Arc<tokio::sync::Semaphore>,
     /// Access control, when on.
     acl: Option<Arc<Acl>>,
 }
@@ -174,7 +177,8 @@ impl Dispatcher {
     pub fn new(actors: Actors, options: DispatchOptions) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let large_decodes = Arc::new(tokio::sync::Semaphore::new(cores));
-        Self { actors, options: Arc::new(options), large_decodes, acl: None }
+        let large_replies = Arc::new(tokio::sync::Semaphore::new(cores));
+        Self { actors, options: Arc::new(options), large_decodes, large_replies, acl: None }
     }
 
     /// This dispatcher with access control checking every request first.

@@ -83,6 +83,8 @@ impl Dispatcher {
             return Ok(RemotingCommand::response(ResponseCode::QueryNotFound, Some(remark.into())));
         }
         let namespace = Fields::of(req).required("namespace")?.to_owned();
+        // Held until the reply is built: the connection then admits it against its reply bounds.
+        let _permit = self.large_replies.acquire().await?;
         Ok(match self.actors.kv.ask(GetKvList { conn, namespace: namespace.clone() }).await? {
             Some(table) => success().with_body(encode_kv_table(&table)),
             None => RemotingCommand::response(

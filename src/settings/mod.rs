@@ -168,6 +168,10 @@ pub struct Settings {
     pub write_buffer_high_bytes: usize,
     /// ... and resumes at or below this many.
     pub write_buffer_low_bytes: usize,
+    /// A reply that would leave more than this many bytes unwritten on its connection closes it.
+    pub write_buffer_max_bytes: usize,
+    /// Bytes all connections together may hold in unwritten replies over 64 KiB.
+    pub reply_budget_bytes: usize,
     /// Reading from a connection stops while it has this many requests in flight.
     pub max_in_flight_per_connection: usize,
     /// Most remoting connections open at once; more are closed as they are accepted. 0: the
@@ -269,6 +273,8 @@ impl Default for Settings {
             large_body_decode: LargeBodyDecode::Auto,
             write_buffer_high_bytes: 4 * 1024 * 1024,
             write_buffer_low_bytes: 1024 * 1024,
+            write_buffer_max_bytes: 64 * 1024 * 1024,
+            reply_budget_bytes: 256 * 1024 * 1024,
             max_in_flight_per_connection: 64,
             max_connections: 0,
             frame_budget_bytes: 256 * 1024 * 1024,

@@ -12,9 +12,6 @@ impl Settings {
         if self.scan_interval_ms == 0 {
             return invalid("scan_interval_ms", "must be at least 1");
         }
-        if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.runtime_min_broker_timeout_ms) {
-            return invalid("runtime_min_broker_timeout_ms", "must be between 1000 and 86400000");
-        }
         if self.expiry_guard_percent > 100 {
             return invalid("expiry_guard_percent", "must be between 0 and 100");
         }
@@ -57,7 +54,23 @@ impl Settings {
         if self.io_threads > 1024 {
             return invalid("io_threads", "must be at most 1024 (0: one per core)");
         }
+        self.validate_bounds()?;
         self.validate_security()
+    }
+
+    /// The bounds on what peers can make the server hold or do.
+    fn validate_bounds(&self) -> Result<(), SettingsError> {
+        let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
+        if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.runtime_min_broker_timeout_ms) {
+            return invalid("runtime_min_broker_timeout_ms", "must be between 1000 and 86400000");
+        }
+        if self.write_buffer_max_bytes < self.write_buffer_high_bytes {
+            return invalid("write_buffer_max_bytes", "must be at least write_buffer_high_bytes");
+        }
+        if self.reply_budget_bytes < self.write_buffer_high_bytes {
+            return invalid("reply_budget_bytes", "must be at least write_buffer_high_bytes");
+        }
+        Ok(())
     }
 
     /// Access control needs its accounts file, TLS its certificate and key.
