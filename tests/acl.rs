@@ -288,6 +288,39 @@ fn another_account_reusing_a_live_brokers_address_does_not_close_its_connection(
 }
 
 #[test]
+fn a_signed_heartbeat_or_unregistration_replayed_over_another_connection_is_refused() {
+    let (server, _dir) = acl_server(AclProtect::Broker);
+    let mut owner = server.client();
+    let broker_a = Broker::new("c", "broker-a", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
+    assert_eq!(owner.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret")).code, 0);
+    // What an eavesdropper saw on the wire: requests the broker signed.
+    let heartbeat = signed(broker_a.identity_request(904), "broker-a-key", "broker-a-secret");
+    let unregister = signed(broker_a.identity_request(104), "broker-a-key", "broker-a-secret");
+    let mut replayer = server.client();
+    for captured in [&heartbeat, &unregister] {
+        let resp = replayer.call(captured.clone());
+        assert_eq!(
+            (resp.code, resp.remark.as_deref()),
+            (
+                NO_PERMISSION,
+                Some("broker broker-a at 127.0.0.1:1 registered over another connection: register again over this one")
+            )
+        );
+    }
+    let mut reader = server.client();
+    assert!(reader.route("T1").is_ok(), "the broker stays routed");
+    assert_eq!(owner.call(heartbeat.clone()).code, 0, "over its own connection the heartbeat counts");
+    // A broker that reconnected registers again, signed, and then speaks over its new connection.
+    let mut reconnected = server.client();
+    assert_eq!(reconnected.call(heartbeat.clone()).code, NO_PERMISSION, "not before it registers again");
+    assert_eq!(reconnected.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret")).code, 0);
+    assert_eq!(reconnected.call(heartbeat).code, 0);
+    assert_eq!(owner.call(unregister.clone()).code, NO_PERMISSION, "the old connection no longer counts");
+    assert_eq!(reconnected.call(unregister).code, 0);
+    assert!(reader.route("T1").is_err(), "unregistered over the connection it registered on");
+}
+
+#[test]
 fn a_closed_connection_frees_the_name_for_another_account() {
     let (server, _dir) = acl_server(AclProtect::Broker);
     let broker_a = Broker::new("c", "broker-a", 0, "127.0.0.1:1").topics(&["T1", "T2"]);

@@ -3,31 +3,65 @@
 //! registration (or an unregistration by a non-admin account) for its name or its address under
 //! another access key is refused. Without this, any account allowed to register could take over
 //! a live broker's name or address, and its routes would vanish when the impostor disconnects.
+//!
+//! A signature carries no nonce, so a signed heartbeat or unregistration seen on the wire could
+//! be sent again by anyone: under a checked access key, they count only over the connection the
+//! broker last registered on.
+
+use std::fmt;
 
 use thiserror::Error;
 
 use super::live::LiveBroker;
 use super::tables::RouteTables;
+use crate::mailbox::ConnId;
 
-/// The broker named, or the one at the address, is live under another access key.
+/// The broker named, or the one at the address, is bound to another access key or connection.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
-#[error("broker {broker} at {addr} is live under another AccessKey")]
+#[error("broker {broker} at {addr} {why}")]
 pub struct BoundElsewhere {
     /// The live broker's name.
     pub broker: String,
     /// Its address.
     pub addr: String,
+    /// What it is bound to.
+    pub why: Bound,
+}
+
+/// What a live broker is bound to that a request does not match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// It registered under another access key.
+    AccessKey,
+    /// It registered over another connection.
+    Connection,
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Bound::AccessKey => "is live under another AccessKey",
+            Bound::Connection => "registered over another connection: register again over this one",
+        })
+    }
 }
 
 impl RouteTables {
     /// The live broker at `addr` when it registered under another access key than
-    /// `access_key`: a heartbeat or QUERY_DATA_VERSION naming it comes from another broker's
-    /// account, which must neither keep it alive nor read its dataVersion. `None` when
-    /// `access_key` is `None` (nothing was checked, or an admin) or nothing conflicts.
-    pub fn live_bound_elsewhere(&self, addr: &str, access_key: Option<&str>) -> Option<BoundElsewhere> {
+    /// `access_key` (a heartbeat or QUERY_DATA_VERSION naming it comes from another broker's
+    /// account, which must neither keep it alive nor read its dataVersion), or over another
+    /// connection than `conn` (a signed request replayed, or a reconnected broker that has not
+    /// registered again yet). `None` when `access_key` is `None` (nothing was checked, or an
+    /// admin) or nothing conflicts.
+    pub fn live_bound_elsewhere(&self, addr: &str, access_key: Option<&str>, conn: ConnId) -> Option<BoundElsewhere> {
         let key = access_key?;
-        let live = self.live_at(addr).filter(|l| l.access_key.as_deref().is_some_and(|k| k != key))?;
-        Some(BoundElsewhere { broker: live.broker_name.clone(), addr: addr.to_owned() })
+        let live = self.live_at(addr)?;
+        let why = match live {
+            l if l.access_key.as_deref().is_some_and(|k| k != key) => Bound::AccessKey,
+            l if l.conn != conn => Bound::Connection,
+            _ => return None,
+        };
+        Some(BoundElsewhere { broker: live.broker_name.clone(), addr: addr.to_owned(), why })
     }
 
     /// The live broker that `access_key` may not act for: the one at `addr`, or a live member of
@@ -37,11 +71,15 @@ impl RouteTables {
         let key = access_key?;
         let other = |live: &LiveBroker| live.access_key.as_deref().is_some_and(|k| k != key);
         if let Some(live) = self.live_at(addr).filter(|l| other(l)) {
-            return Some(BoundElsewhere { broker: live.broker_name.clone(), addr: addr.to_owned() });
+            return Some(BoundElsewhere {
+                broker: live.broker_name.clone(),
+                addr: addr.to_owned(),
+                why: Bound::AccessKey,
+            });
         }
         self.group(broker_name)?.broker_addrs.values().find_map(|member| {
             let live = self.live_at(member).filter(|l| l.broker_name == broker_name && other(l))?;
-            Some(BoundElsewhere { broker: live.broker_name.clone(), addr: member.clone() })
+            Some(BoundElsewhere { broker: live.broker_name.clone(), addr: member.clone(), why: Bound::AccessKey })
         })
     }
 }

@@ -56,8 +56,9 @@ impl Apply<RouteRegistry> for RegisterBroker {
 
 impl Apply<RouteRegistry> for UnregisterBroker {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        let b = &self.broker;
-        if let Some(bound) = registry.tables.bound_elsewhere(&b.broker_name, &b.addr, self.access_key.as_deref()) {
+        let (b, key) = (&self.broker, self.access_key.as_deref());
+        let bound = registry.tables.bound_elsewhere(&b.broker_name, &b.addr, key);
+        if let Some(bound) = bound.or_else(|| registry.tables.live_bound_elsewhere(&b.addr, key, self.conn)) {
             debug!(broker = %b.broker_name, addr = %b.addr, "unregistration refused: {bound}");
             return Err(bound);
         }
@@ -110,7 +111,7 @@ impl Apply<RouteRegistry> for GetClusterInfo {
 
 impl Apply<RouteRegistry> for QueryDataVersion {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        if let Some(bound) = registry.tables.live_bound_elsewhere(&self.addr, self.access_key.as_deref()) {
+        if let Some(bound) = registry.tables.live_bound_elsewhere(&self.addr, self.access_key.as_deref(), self.conn) {
             return Err(bound);
         }
         let now = registry.now_ms();
@@ -120,7 +121,7 @@ impl Apply<RouteRegistry> for QueryDataVersion {
 
 impl Apply<RouteRegistry> for BrokerHeartbeat {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        if let Some(bound) = registry.tables.live_bound_elsewhere(&self.addr, self.access_key.as_deref()) {
+        if let Some(bound) = registry.tables.live_bound_elsewhere(&self.addr, self.access_key.as_deref(), self.conn) {
             return Err(bound);
         }
         let now = registry.now_ms();
