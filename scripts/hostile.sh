@@ -19,19 +19,20 @@ trap cleanup EXIT
 
 (cd "$ROOT" && cargo build --release --locked -p namesrv --bin namesrv >&2 && cargo build --release --locked -p namesrv-bench >&2)
 
-start_server() { # NAME
+start_server() { # NAME [HTTP_LISTEN]
     mkdir -p "$WORK/$1"
     # Only the settings given here: NAMESRV_* variables from the caller's environment are not read.
     env -u RUST_LOG $(env | grep -o '^NAMESRV_[A-Z_]*' | sed 's/^/-u /') \
-        NAMESRV_HTTP_LISTEN= NAMESRV_KV_CONFIG_PATH="$WORK/$1/kvConfig.json" NAMESRV_CONFIG_STORE_PATH="$WORK/$1/namesrv.properties" \
+        NAMESRV_HTTP_LISTEN="${2:-}" NAMESRV_KV_CONFIG_PATH="$WORK/$1/kvConfig.json" NAMESRV_CONFIG_STORE_PATH="$WORK/$1/namesrv.properties" \
         "$ROOT/target/release/namesrv" --listen 127.0.0.1:0 > "$WORK/$1/namesrv.log" 2>&1 &
     NS_PID=$!
-    ADDR=
+    ADDR= HTTP=
     for _ in $(seq 100); do
         ADDR=$(grep -o "listening addr=[0-9.:]*" "$WORK/$1/namesrv.log" 2>/dev/null | head -1 | cut -d= -f2) && [ -n "$ADDR" ] && break
         sleep 0.1
     done
     [ -n "$ADDR" ] || { echo "namesrv did not start"; cat "$WORK/$1/namesrv.log"; FAILED=1; exit 1; }
+    HTTP=$(grep -o "http_addr=[0-9.:]*" "$WORK/$1/namesrv.log" | head -1 | cut -d= -f2)
 }
 
 # attack | seconds | max peak RSS MiB | max probe latency ms | extra check (python expression on r)
@@ -42,14 +43,16 @@ CASES=(
     "bombs|10|450|250|r['detail']['refused'] == r['detail']['bombs']"
     "names|8|450|1000|r['detail']['all_refused']"
     "kv|10|450|1000|r['detail']['big_value_refused'] and r['detail']['put_p50_ms'] < 50"
+    "listings|10|450|250|r['detail']['http_searches'] > 0 and r['detail']['remoting_listings'] > 0"
 )
 WANTED=("$@")
 for case in "${CASES[@]}"; do
     IFS='|' read -r name seconds max_rss max_ms extra <<< "$case"
     if [ ${#WANTED[@]} -gt 0 ] && [[ ! " ${WANTED[*]} " =~ " $name " ]]; then continue; fi
-    start_server "$name"
+    # The listings attack searches over HTTP too.
+    if [ "$name" = listings ]; then start_server "$name" 127.0.0.1:0; else start_server "$name"; fi
     report=$("$ROOT/target/release/namesrv-bench" --addr "$ADDR" --json attack "$name" --seconds "$seconds" \
-        --server-pid "$NS_PID" 2> "$WORK/$name/bench.err") || report='{"error": true}'
+        --server-pid "$NS_PID" ${HTTP:+--http "$HTTP"} 2> "$WORK/$name/bench.err") || report='{"error": true}'
     stop_server
     echo "$report" > "$WORK/$name/report.json"
     python3 - "$name" "$max_rss" "$max_ms" "$extra" "$report" <<'PY' || FAILED=1

@@ -186,3 +186,28 @@ fn http_changes_nothing() {
         assert!(out.starts_with("HTTP/1.1 404") || out.starts_with("HTTP/1.1 405"), "{path}: {out}");
     }
 }
+
+/// The topic search pages through the sorted names with `next` / `after`.
+#[test]
+fn the_topic_search_is_paged() {
+    let server = TestServer::with_http(|_| {});
+    let http = server.http_addr.unwrap();
+    let mut conn = server.client();
+    let topics: Vec<String> = (0..10).map(|i| format!("Order{i}")).chain(["Payments".to_owned()]).collect();
+    let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+    assert_success(&conn.register(&Broker::new("c", "b1", 0, "127.0.0.1:1").topics(&names)));
+
+    let mut seen = Vec::new();
+    let mut path = "/api/v1/topics?q=Order&limit=4".to_owned();
+    loop {
+        let page = get(http, &path).json();
+        let got: Vec<String> = serde_json::from_value(page["topics"].clone()).unwrap();
+        assert!(got.len() <= 4, "{page}");
+        seen.extend(got);
+        match page["next"].as_str() {
+            Some(next) => path = format!("/api/v1/topics?q=Order&limit=4&after={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, topics[..10], "every Order topic once, in order");
+}

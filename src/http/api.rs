@@ -1,5 +1,8 @@
-//! The read-only JSON API behind the status page, under `/api/v1/`.
+//! The read-only JSON API behind the status page, under `/api/v1/`. At most
+//! [`API_CONCURRENCY`] calls run at once (more get 503 with `Retry-After`), and listings are
+//! paged and searched here, off the registry's thread, on a snapshot it shares.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::{web, HttpResponse};
@@ -11,10 +14,39 @@ use crate::mailbox::ConnId;
 use crate::metrics::build;
 use crate::protocol::json::JsonStyle;
 use crate::protocol::lenient::parse_lenient;
-use crate::registry::messages::{FindTopics, GetClusterInfo, GetFigures, GetRouteInfo, ListBrokers, RouteAnswer};
+use crate::registry::listings::search;
+use crate::registry::messages::{GetClusterInfo, GetFigures, GetRouteInfo, GetSortedTopics, ListBrokers, RouteAnswer};
 
 /// How long an API call waits for the registry.
 const DEADLINE: Duration = Duration::from_secs(2);
+
+/// API calls served at once; one more is answered 503 at once rather than queued, so HTTP
+/// clients cannot stack up work for the registry.
+pub const API_CONCURRENCY: usize = 4;
+
+/// The permits of [`API_CONCURRENCY`], shared by every API call.
+#[derive(Debug, Clone)]
+pub struct ApiPermits(Arc<tokio::sync::Semaphore>);
+
+impl Default for ApiPermits {
+    fn default() -> Self {
+        ApiPermits(Arc::new(tokio::sync::Semaphore::new(API_CONCURRENCY)))
+    }
+}
+
+impl ApiPermits {
+    /// A permit for one call, or `None` when [`API_CONCURRENCY`] calls are under way.
+    fn take(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.0.clone().try_acquire_owned().ok()
+    }
+}
+
+/// The answer to a call past [`API_CONCURRENCY`]: come back in a second.
+fn busy() -> HttpResponse {
+    HttpResponse::ServiceUnavailable()
+        .insert_header(("Retry-After", "1"))
+        .json(json!({"error": format!("busy: at most {API_CONCURRENCY} API calls at once")}))
+}
 
 /// The API's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -38,7 +70,10 @@ where
 }
 
 /// `GET /api/v1/stats`: counts, mailbox depths, and the last minutes of request rate and p99.
-async fn stats(state: web::Data<HttpState>) -> HttpResponse {
+async fn stats(state: web::Data<HttpState>, permits: web::Data<ApiPermits>) -> HttpResponse {
+    let Some(_permit) = permits.take() else {
+        return busy();
+    };
     let figures = match ask(&state, GetFigures { conn: ConnId(0) }).await {
         Ok(f) => f,
         Err(response) => return response,
@@ -64,7 +99,10 @@ async fn stats(state: web::Data<HttpState>) -> HttpResponse {
 }
 
 /// `GET /api/v1/cluster`: the cluster info, with quoted keys.
-async fn cluster(state: web::Data<HttpState>) -> HttpResponse {
+async fn cluster(state: web::Data<HttpState>, permits: web::Data<ApiPermits>) -> HttpResponse {
+    let Some(_permit) = permits.take() else {
+        return busy();
+    };
     match ask(&state, GetClusterInfo { conn: ConnId(0) }).await {
         Ok(body) => match parse_lenient::<Value>(&body) {
             Ok(value) => HttpResponse::Ok().json(value),
@@ -75,7 +113,10 @@ async fn cluster(state: web::Data<HttpState>) -> HttpResponse {
 }
 
 /// `GET /api/v1/brokers`: every live broker with its heartbeat age.
-async fn brokers(state: web::Data<HttpState>) -> HttpResponse {
+async fn brokers(state: web::Data<HttpState>, permits: web::Data<ApiPermits>) -> HttpResponse {
+    let Some(_permit) = permits.take() else {
+        return busy();
+    };
     match ask(&state, ListBrokers { conn: ConnId(0) }).await {
         Ok(list) => HttpResponse::Ok().json(list),
         Err(response) => response,
@@ -91,24 +132,64 @@ struct TopicQuery {
     /// Most names returned (at most 1,000).
     #[serde(default)]
     limit: Option<usize>,
+    /// Only names after this one: the `next` of the previous page.
+    #[serde(default)]
+    after: Option<String>,
 }
 
-/// `GET /api/v1/topics?q=part&limit=n`: topic names containing `q`, sorted.
-async fn topics(state: web::Data<HttpState>, query: web::Query<TopicQuery>) -> HttpResponse {
-    let limit = query.limit.unwrap_or(200).min(1000);
-    match ask(&state, FindTopics { conn: ConnId(0), contains: query.q.clone(), limit }).await {
-        Ok(list) => HttpResponse::Ok().json(json!({"topics": list})),
-        Err(response) => response,
+/// `GET /api/v1/topics?q=part&limit=n&after=name`: topic names containing `q`, sorted, one
+/// page at a time; `next` is the `after` of the next page (absent on the last one). The
+/// registry hands over its sorted names (built once per change of its tables); the search and
+/// the page are cut here.
+async fn topics(
+    state: web::Data<HttpState>,
+    permits: web::Data<ApiPermits>,
+    query: web::Query<TopicQuery>,
+) -> HttpResponse {
+    let Some(_permit) = permits.take() else {
+        return busy();
+    };
+    let limit = query.limit.unwrap_or(200).clamp(1, 1000);
+    let sorted = match ask(&state, GetSortedTopics { conn: ConnId(0) }).await {
+        Ok(sorted) => sorted,
+        Err(response) => return response,
+    };
+    let page = search(&sorted, &query.q, query.after.as_deref(), limit + 1);
+    let next = (page.len() > limit).then(|| page[limit - 1].clone());
+    let page = &page[..page.len().min(limit)];
+    match next {
+        Some(next) => HttpResponse::Ok().json(json!({"topics": page, "next": next})),
+        None => HttpResponse::Ok().json(json!({"topics": page})),
     }
 }
 
 /// `GET /api/v1/topics/{topic}/route`: the route as a 5.x client receives it, or 404.
-async fn route(state: web::Data<HttpState>, topic: web::Path<String>) -> HttpResponse {
+async fn route(state: web::Data<HttpState>, permits: web::Data<ApiPermits>, topic: web::Path<String>) -> HttpResponse {
+    let Some(_permit) = permits.take() else {
+        return busy();
+    };
     let query = GetRouteInfo { conn: ConnId(0), topic: topic.into_inner(), style: JsonStyle::Standard, zone: None };
     match ask(&state, query).await {
         Ok(RouteAnswer::Found(body)) => HttpResponse::Ok().content_type("application/json").body(body),
         Ok(RouteAnswer::NotFound) => HttpResponse::NotFound().json(json!({"error": "no route for this topic"})),
         Ok(RouteAnswer::NotReady) => HttpResponse::ServiceUnavailable().json(json!({"error": "not ready"})),
         Err(response) => response,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_past_the_bound_is_told_to_come_back() {
+        let permits = ApiPermits::default();
+        let held: Vec<_> = (0..API_CONCURRENCY).map(|_| permits.take().expect("a permit")).collect();
+        assert!(permits.take().is_none(), "no permit left");
+        let answer = busy();
+        assert_eq!(answer.status(), 503);
+        assert_eq!(answer.headers().get("Retry-After").and_then(|v| v.to_str().ok()), Some("1"));
+        drop(held);
+        assert!(permits.take().is_some(), "permits come back when calls end");
     }
 }

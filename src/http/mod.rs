@@ -86,9 +86,11 @@ fn note_local_addr(connection: &dyn std::any::Any, data: &mut actix_web::dev::Ex
 /// Serves `listener` on one worker of its own; stopped through the handle.
 pub fn start(listener: TcpListener, state: HttpState) -> std::io::Result<ServerHandle> {
     let data = web::Data::new(state);
+    let permits = web::Data::new(api::ApiPermits::default());
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .app_data(permits.clone())
             .route("/metrics", web::get().to(metrics))
             .route("/livez", web::get().to(livez))
             .route("/readyz", web::get().to(readyz))

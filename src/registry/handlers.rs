@@ -172,11 +172,8 @@ impl Apply<RouteRegistry> for GetAllTopics {
 
 impl Apply<RouteRegistry> for GetTopicsByCluster {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        let tables = &registry.tables;
-        gate(tables.options().enable_topic_list)?;
-        Ok(self.cluster.map(|cluster| {
-            encode_topic_list(tables.topics_by_cluster(&cluster).iter().map(String::as_str), None).into()
-        }))
+        gate(registry.tables.options().enable_topic_list)?;
+        Ok(self.cluster.map(|cluster| registry.listings.by_cluster(&registry.tables, &cluster)))
     }
 }
 
@@ -189,9 +186,8 @@ impl Apply<RouteRegistry> for GetSystemTopics {
 
 impl Apply<RouteRegistry> for GetUnitTopics {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        let tables = &registry.tables;
-        gate(tables.options().enable_topic_list)?;
-        Ok(encode_topic_list(tables.unit_topics(self.filter).iter().map(String::as_str), None).into())
+        gate(registry.tables.options().enable_topic_list)?;
+        Ok(registry.listings.unit(&registry.tables, self.filter))
     }
 }
 
@@ -263,13 +259,9 @@ impl Apply<RouteRegistry> for ListBrokers {
     }
 }
 
-impl Apply<RouteRegistry> for FindTopics {
+impl Apply<RouteRegistry> for GetSortedTopics {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        let mut topics: Vec<String> =
-            registry.tables.topic_names().filter(|t| t.contains(&self.contains)).map(str::to_owned).collect();
-        topics.sort();
-        topics.truncate(self.limit);
-        topics
+        registry.listings.sorted_topics(&registry.tables)
     }
 }
 

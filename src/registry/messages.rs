@@ -6,6 +6,7 @@ use bytes::Bytes;
 
 use super::admin::UnitFilter;
 use super::binding::BoundElsewhere;
+use super::listings::SortedTopics;
 use super::liveness::BrokerRef;
 use super::options::RegistryOptions;
 use super::register::{RegisterOutcome, Registration};
@@ -249,14 +250,13 @@ pub struct ListBrokers {
 }
 request!(ListBrokers, Vec<BrokerStatus>, query);
 
-/// Topics whose name contains `contains` (every topic when empty), sorted, at most `limit`.
+/// Every topic name, sorted, as one shared snapshot (built at most once per change of the
+/// tables); the asker searches and pages it on its own thread.
 #[derive(Debug)]
-pub struct FindTopics {
+pub struct GetSortedTopics {
     pub conn: ConnId,
-    pub contains: String,
-    pub limit: usize,
 }
-request!(FindTopics, Vec<String>, query);
+request!(GetSortedTopics, SortedTopics, query);
 
 /// A probe that the registry answers: it is not wedged.
 #[derive(Debug)]

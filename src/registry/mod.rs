@@ -8,6 +8,7 @@ pub mod admin;
 pub mod binding;
 pub mod cache;
 mod handlers;
+pub mod listings;
 pub mod live;
 pub mod liveness;
 pub mod messages;
@@ -67,6 +68,8 @@ pub struct RouteRegistry {
     ticks: TickWatch,
     /// When a route snapshot is due, and where it goes.
     snapshots: SnapshotPace,
+    /// Topic listings, built at most once per change of the tables.
+    listings: listings::Listings,
 }
 
 /// The registry's address, counting queued messages.
@@ -115,6 +118,7 @@ impl RouteRegistry {
             heal_from: 0,
             ticks: TickWatch::new(scan_interval.as_millis() as u64),
             snapshots: SnapshotPace::default(),
+            listings: listings::Listings::default(),
         };
         (registry, queued)
     }

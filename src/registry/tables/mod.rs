@@ -97,6 +97,11 @@ impl RouteTables {
         self.topic_queues.keys().map(|t| &**t)
     }
 
+    /// Every topic with queue data as the shared name the tables hold, unsorted.
+    pub fn topic_arcs(&self) -> impl Iterator<Item = &Arc<str>> {
+        self.topic_queues.keys()
+    }
+
     /// Every topic with its queues, unsorted.
     pub fn topics(&self) -> impl Iterator<Item = (&str, &TopicQueues)> {
         self.topic_queues.iter().map(|(t, q)| (&**t, q))

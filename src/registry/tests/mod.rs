@@ -2,6 +2,7 @@
 //! clock. `properties` runs seeded random operation sequences against the tables' invariants.
 
 mod admin;
+mod listings;
 mod liveness;
 mod properties;
 mod register;

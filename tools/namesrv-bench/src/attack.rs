@@ -40,10 +40,20 @@ pub enum Kind {
     Names,
     /// A KV store filled to its limit with 1 MiB values, puts timed, a 15 MiB value.
     Kv,
+    /// 200,000 topics; 8 HTTP clients searching them (with `--http`) and a connection
+    /// pipelining GET_UNIT_TOPIC_LIST and GET_TOPICS_BY_CLUSTER.
+    Listings,
 }
 
-/// Runs one attack against `addr` for about `seconds`.
-pub async fn run(addr: &str, kind: Kind, seconds: f64, server_pid: Option<u32>) -> io::Result<Value> {
+/// Runs one attack against `addr` (HTTP endpoint `http`, for the attacks that use it) for about
+/// `seconds`.
+pub async fn run(
+    addr: &str,
+    http: Option<&str>,
+    kind: Kind,
+    seconds: f64,
+    server_pid: Option<u32>,
+) -> io::Result<Value> {
     let setup = setup(addr, kind).await?;
     let stop = Instant::now() + Duration::from_secs_f64(seconds);
     let rss = Rc::new(Cell::new(server_pid.and_then(rss_kib).unwrap_or(0)));
@@ -58,6 +68,7 @@ pub async fn run(addr: &str, kind: Kind, seconds: f64, server_pid: Option<u32>) 
         Kind::Bombs => bombs(addr, 20).await?,
         Kind::Names => names(addr).await?,
         Kind::Kv => kv(addr).await?,
+        Kind::Listings => crate::listings::run(addr, http, "AttackCluster", stop).await?,
     };
     let summary = probe.await.map_err(io::Error::other)??.summary(seconds);
     sampler.await.map_err(io::Error::other)?;
@@ -89,7 +100,26 @@ async fn setup(addr: &str, kind: Kind) -> io::Result<Setup> {
     if answer.code != 0 {
         return Err(io::Error::other(format!("setup registration answered code {}", answer.code)));
     }
-    Ok(Setup { _held: vec![conn], probe_topic: broker.topics[7].clone() })
+    let mut held = vec![conn];
+    if kind == Kind::Listings {
+        // 10 more groups of 20,000 topics each in the same cluster: 200,100 topics in all.
+        for b in 0..10 {
+            let group = SimBroker {
+                cluster: broker.cluster.clone(),
+                name: format!("listing-broker-{b}"),
+                addr: workload::doc_addr(b, 21911),
+                topics: (0..20_000).map(|t| format!("ListingTopic-{b}-{t}")).collect(),
+                queues: 8,
+            };
+            let mut conn = Conn::connect(addr).await?;
+            let answer = conn.call(workload::register_request(&group, 1)).await?;
+            if answer.code != 0 {
+                return Err(io::Error::other(format!("setup registration answered code {}", answer.code)));
+            }
+            held.push(conn);
+        }
+    }
+    Ok(Setup { _held: held, probe_topic: broker.topics[7].clone() })
 }
 
 /// A route query every 20 ms until `stop`; each answer's latency is recorded.

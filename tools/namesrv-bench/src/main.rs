@@ -8,6 +8,7 @@ mod attack;
 mod churn;
 mod client;
 mod fleet;
+mod listings;
 mod memory;
 mod procfs;
 mod routeload;
@@ -164,6 +165,9 @@ enum Command {
         /// PID of the server, to sample its resident memory (Linux).
         #[arg(long)]
         server_pid: Option<u32>,
+        /// The server's HTTP endpoint (`host:port`), for the attacks that use it (`listings`).
+        #[arg(long)]
+        http: Option<String>,
     },
 }
 
@@ -229,8 +233,8 @@ fn main() {
             Command::Fleet { fleet } => scenarios::local(fleet::run(&cli.addr, &fleet)).await,
             Command::Memory { memory } => memory::run(&cli.addr, &memory).await,
             Command::Churn { churn } => scenarios::local(churn::run(&cli.addr, &churn)).await,
-            Command::Attack { kind, seconds, server_pid } => {
-                scenarios::local(attack::run(&cli.addr, kind, seconds, server_pid)).await
+            Command::Attack { kind, seconds, server_pid, http } => {
+                scenarios::local(attack::run(&cli.addr, http.as_deref(), kind, seconds, server_pid)).await
             }
         }
     });
