@@ -221,9 +221,10 @@ impl Apply<ConfigStore> for ReloadConfig {
         let mut report = Reloaded::default();
         for (key, value) in reloaded.values() {
             let Some((_, old)) = before.iter().find(|(k, v)| *k == key && *v != value) else { continue };
-            // A key is runtime when changing it alone changes what the registry is told.
+            // A key is runtime when changing it alone changes what the registry is told, or
+            // when the binary applies it itself on SIGHUP (the log filter).
             let probe = store.settings.with_values(&[(key.clone(), value.clone())])?;
-            if RegistryOptions::from(&probe) != RegistryOptions::from(&store.settings) {
+            if RegistryOptions::from(&probe) != RegistryOptions::from(&store.settings) || key == "log_filter" {
                 info!(key = %key, old = %old, new = %value, "setting reloaded");
                 next = next.with_values(&[(key.clone(), value)])?;
                 report.applied.push(key);

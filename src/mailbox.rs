@@ -216,6 +216,11 @@ pub fn handle_logged<A, M: Apply<A>>(
     let begin = Instant::now();
     let out = msg.apply(actor);
     let nanos = begin.elapsed().as_nanos() as u64;
-    debug!(queued = depth, elapsed_us = nanos / 1000, "handled");
+    // Rate-limited, and the limit's lock taken only while the line is enabled.
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        if let Some(suppressed) = crate::ratelog::actor_lines().admit() {
+            debug!(queued = depth, elapsed_us = nanos / 1000, suppressed, "handled");
+        }
+    }
     (out, nanos)
 }

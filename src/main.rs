@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use clap::Parser;
 use tokio::sync::mpsc;
 use tracing::{error, info, warn};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::ParseError;
+use tracing_subscriber::prelude::*;
+use tracing_subscriber::{reload, EnvFilter, Registry};
 
 use namesrv::settings::addr::split_host_port;
 use namesrv::settings::sources::{DEFAULTS_FILE_NAME, DEFAULT_CONFIG_DIR, ENV_PREFIX};
@@ -85,7 +87,7 @@ impl Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(&cli);
+    let log_filter = init_logging(&cli);
     if let Some(addr) = &cli.namesrv_addr {
         warn!(namesrv_addr = %addr, "ignoring -n: Java's NamesrvStartup accepts it and does not use it either");
     }
@@ -108,21 +110,62 @@ fn main() -> ExitCode {
         return check_config(&settings, &sources);
     }
     info!(settings = ?settings, commit = namesrv::metrics::build::COMMIT, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
-    run(settings, sources)
+    run(settings, sources, log_filter)
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`), as text or JSON lines as the
-/// `log_format` setting says. The settings are read once quietly first to learn it; their
-/// warnings are logged when they are read for real.
-fn init_logging(cli: &Cli) {
-    let quiet = tracing::subscriber::NoSubscriber::default();
-    let format = tracing::subscriber::with_default(quiet, || cli.sources().ok().and_then(|s| s.load().ok()))
-        .map_or(LogFormat::Text, |s| s.log_format);
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+/// The handle SIGHUP changes the log filter through.
+type FilterHandle = reload::Handle<EnvFilter, Registry>;
+
+/// Logs to stderr, filtered as [`log_filter`] says, as text or JSON lines as the `log_format`
+/// setting says. The settings are read once quietly first to learn them; their warnings are
+/// logged when they are read for real.
+fn init_logging(cli: &Cli) -> FilterHandle {
+    let settings = quietly(|| cli.sources().ok().and_then(|s| s.load().ok()));
+    let format = settings.as_ref().map_or(LogFormat::Text, |s| s.log_format);
+    let (wanted, invalid) = match log_filter(settings.as_ref().map_or("", |s| s.log_filter.as_str())) {
+        Ok(filter) => (filter, None),
+        Err(error) => (EnvFilter::new("info"), Some(error)),
+    };
+    let (filter, handle) = reload::Layer::new(wanted);
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry().with(filter);
     match format {
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => {
+            registry.with(layer.json().flatten_event(true).with_current_span(true).with_span_list(false)).init()
+        }
+        LogFormat::Text => registry.with(layer.with_ansi(std::io::stderr().is_terminal())).init(),
+    }
+    if let Some(error) = invalid {
+        warn!(%error, "invalid log_filter; logging at info");
+    }
+    handle
+}
+
+/// `f` with logging off (the settings are read quietly to learn how to log).
+fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), f)
+}
+
+/// The log filter: the `log_filter` setting when set, else `RUST_LOG`, else `info`.
+fn log_filter(setting: &str) -> Result<EnvFilter, ParseError> {
+    match setting.trim() {
+        "" => Ok(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"))),
+        directives => EnvFilter::try_new(directives),
+    }
+}
+
+/// SIGHUP: the log filter from the settings read again (quietly: the config reload that follows
+/// logs what they say); a filter that does not parse leaves the current one.
+fn reload_log_filter(sources: &Sources, handle: &FilterHandle) {
+    let Some(settings) = quietly(|| sources.load().ok()) else { return };
+    match log_filter(&settings.log_filter) {
+        Ok(filter) => {
+            let (old, new) = (handle.with_current(|f| f.to_string()).unwrap_or_default(), filter.to_string());
+            if old != new && handle.reload(filter).is_ok() {
+                info!(old = %old, new = %new, "log filter changed");
+            }
+        }
+        Err(error) => warn!(%error, "invalid log_filter; the log filter is unchanged"),
     }
 }
 
@@ -149,7 +192,7 @@ fn check_config(settings: &Settings, sources: &Sources) -> ExitCode {
 }
 
 /// Serves until Ctrl-C or SIGTERM; SIGHUP reloads.
-fn run(settings: Settings, sources: Sources) -> ExitCode {
+fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCode {
     // Held until the process ends: a second server on this state directory stops here.
     let lock = match namesrv::statelock::StateLock::acquire(std::path::Path::new(&settings.kv_config_path)) {
         Ok(lock) => lock,
@@ -162,7 +205,7 @@ fn run(settings: Settings, sources: Sources) -> ExitCode {
     let system = actix::System::new();
     let result = system.block_on(async move {
         let (tx, requests) = mpsc::channel(1);
-        reload_on_sighup(tx);
+        reload_on_sighup(tx, sources.clone(), log_filter);
         let reload = server::Reload { sources, requests };
         server::load_bind_serve(settings, shutdown_signal(), Some(reload)).await
     });
@@ -177,9 +220,10 @@ fn run(settings: Settings, sources: Sources) -> ExitCode {
 }
 
 /// Sends one reload request per SIGHUP (instead of the default action, which ends the
-/// process); requests arriving while one is pending fold into it. The handler is installed
-/// before this returns, so a SIGHUP after the `listening` line never kills the process.
-fn reload_on_sighup(tx: mpsc::Sender<()>) {
+/// process), after applying the log filter the settings now name; requests arriving while one
+/// is pending fold into it. The handler is installed before this returns, so a SIGHUP after the
+/// `listening` line never kills the process.
+fn reload_on_sighup(tx: mpsc::Sender<()>, sources: Sources, log_filter: FilterHandle) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -189,12 +233,13 @@ fn reload_on_sighup(tx: mpsc::Sender<()>) {
         };
         actix::spawn(async move {
             while hup.recv().await.is_some() {
+                reload_log_filter(&sources, &log_filter);
                 let _ = tx.try_send(());
             }
         });
     }
     #[cfg(not(unix))]
-    drop(tx);
+    drop((tx, sources, log_filter));
 }
 
 /// Completes on Ctrl-C or SIGTERM.

@@ -1,9 +1,27 @@
-//! Warnings a peer can cause at will (refused credentials, failed TLS handshakes), limited to a
-//! few lines per interval so that a flood cannot fill the disk. The lines that were not written
-//! are counted and reported with the next line that is.
+//! Warnings a peer can cause at will (refused credentials, failed TLS handshakes), and the
+//! per-request and per-message debug lines, limited to a few lines per interval so that a flood
+//! cannot fill the disk. The lines that were not written are counted and reported with the next
+//! line that is.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// Most per-request debug lines (target `namesrv::connection`) written per second, and as many
+/// per-message lines (target `namesrv::mailbox`); the others are counted in the `suppressed`
+/// field of the next line written.
+pub const DEBUG_LINES_PER_SECOND: u32 = 100;
+
+/// The limit of the per-request debug lines; consulted only while they are enabled.
+pub fn request_lines() -> &'static RateLimit {
+    static LIMIT: OnceLock<RateLimit> = OnceLock::new();
+    LIMIT.get_or_init(|| RateLimit::new(DEBUG_LINES_PER_SECOND, Duration::from_secs(1)))
+}
+
+/// The limit of the per-message debug lines of the actors; consulted only while they are enabled.
+pub fn actor_lines() -> &'static RateLimit {
+    static LIMIT: OnceLock<RateLimit> = OnceLock::new();
+    LIMIT.get_or_init(|| RateLimit::new(DEBUG_LINES_PER_SECOND, Duration::from_secs(1)))
+}
 
 /// At most `max` lines per `window`.
 #[derive(Debug)]

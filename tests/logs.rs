@@ -99,3 +99,89 @@ fn a_kv_change_that_cannot_be_made_durable_is_refused_and_logged_at_error() {
     let logged = |l: &str| l.contains("ERROR") && l.contains("kv");
     assert!(eventually(WAIT, || proc.stderr().lines().any(logged)), "no ERROR line:\n{}", proc.stderr());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Debug logging
+
+const GET_ROUTEINFO_BY_TOPIC: i32 = 105;
+const TOPIC_NOT_EXIST: i32 = 17;
+
+fn route_query(client: &mut Client, topic: &str) {
+    let resp = client.call(requests::request(GET_ROUTEINFO_BY_TOPIC, &[("topic", topic)]));
+    assert_eq!(resp.code, TOPIC_NOT_EXIST);
+}
+
+fn request_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains("DEBUG") && l.contains("namesrv::connection: handled")).collect()
+}
+
+#[test]
+fn debug_request_lines_carry_the_route_querys_topic_and_the_response_code() {
+    let dir = temp_dir();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0", "--set", "log_filter=info,namesrv::connection=debug"]);
+    let mut proc = Proc::spawn(cmd);
+    route_query(&mut Client::connect(proc.addr()), "NoSuchTopic");
+    let wanted = |l: &&str| {
+        l.contains("msg=\"GET_ROUTEINFO_BY_TOPIC\"")
+            && l.contains("topic=\"NoSuchTopic\"")
+            && l.contains("response_code=17")
+    };
+    assert!(eventually(WAIT, || request_lines(&proc.stderr()).iter().any(wanted)), "{}", proc.stderr());
+}
+
+#[test]
+fn debug_request_lines_are_rate_limited_and_say_how_many_were_left_out() {
+    let dir = temp_dir();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0", "--set", "log_filter=info,namesrv::connection=debug"]);
+    let mut proc = Proc::spawn(cmd);
+    let mut client = Client::connect(proc.addr());
+    let started = std::time::Instant::now();
+    let (batches, batch) = (40, 50);
+    for _ in 0..batches {
+        for _ in 0..batch {
+            client.send(&requests::request(GET_ROUTEINFO_BY_TOPIC, &[("topic", "Flood")]));
+        }
+        for _ in 0..batch {
+            assert_eq!(client.read_frame().expect("a reply").code, TOPIC_NOT_EXIST);
+        }
+    }
+    let windows = started.elapsed().as_secs() + 2;
+    let noted =
+        |stderr: &str| request_lines(stderr).iter().any(|l| l.contains("suppressed=") && !l.contains("suppressed=0"));
+    // The next line written after a full window reports how many were left out.
+    assert!(
+        eventually(WAIT, || {
+            route_query(&mut client, "After");
+            noted(&proc.stderr())
+        }),
+        "no line says how many were left out:\n{}",
+        proc.stderr()
+    );
+    let written = request_lines(&proc.stderr()).len() as u64;
+    let limit = u64::from(namesrv::ratelog::DEBUG_LINES_PER_SECOND);
+    assert!(written < batches * batch, "{written} lines for {} requests", batches * batch);
+    assert!(written <= limit * (windows + WAIT.as_secs()), "{written} lines in about {windows} s");
+}
+
+#[test]
+fn sighup_applies_a_new_log_filter() {
+    let dir = temp_dir();
+    let file = dir.join("namesrv.toml");
+    let base = "bind_address = \"127.0.0.1\"\nlisten_port = 0\n";
+    std::fs::write(&file, base).unwrap();
+    let mut cmd = namesrv_command(&dir);
+    cmd.arg("-c").arg(&file);
+    let mut proc = Proc::spawn(cmd);
+    let mut client = Client::connect(proc.addr());
+    route_query(&mut client, "Before");
+    std::fs::write(&file, format!("{base}log_filter = \"info,namesrv::connection=debug\"\n")).unwrap();
+    proc.hangup();
+    proc.wait_for_line(&["INFO", "log filter changed", "old=info", "namesrv::connection=debug"]);
+    proc.wait_for_line(&["setting reloaded", "key=log_filter"]);
+    route_query(&mut client, "After");
+    let after = |l: &&str| l.contains("topic=\"After\"");
+    assert!(eventually(WAIT, || request_lines(&proc.stderr()).iter().any(after)), "{}", proc.stderr());
+    assert!(!proc.stderr().contains("topic=\"Before\""), "info before the SIGHUP:\n{}", proc.stderr());
+}

@@ -168,6 +168,10 @@ impl Connection {
         }
         let code = request.code;
         let header = request.serialize_type.name();
+        // A route query's topic for its debug line, copied only while that line is enabled.
+        let topic = (code == RequestCode::GetRouteinfoByTopic as i32 && tracing::enabled!(tracing::Level::DEBUG))
+            .then(|| request.ext("topic").map(str::to_owned))
+            .flatten();
         if code == RequestCode::RegisterBroker as i32 && !self.carried_registration {
             // Before its first registration, so the registry can close it when that broker expires.
             self.carried_registration = true;
@@ -199,14 +203,7 @@ impl Connection {
                 let elapsed_ms = elapsed.as_millis() as u64;
                 warn!(msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
             }
-            debug!(
-                msg,
-                code,
-                header,
-                queued = conn.flow.in_flight(),
-                elapsed_us = elapsed.as_micros() as u64,
-                "handled"
-            );
+            log_handled(msg, code, topic.as_deref(), response.as_ref(), header, conn.flow.in_flight(), elapsed);
             if let Some(response) = response {
                 conn.reply(&response, now, ctx);
             }
@@ -290,6 +287,25 @@ impl Connection {
             ctx.stop();
         }
     }
+}
+
+/// A request's debug line, at most `DEBUG_LINES_PER_SECOND` a second (see [`crate::ratelog`]);
+/// the limit's lock is taken only while the line is enabled.
+fn log_handled(
+    msg: &'static str,
+    code: i32,
+    topic: Option<&str>,
+    response: Option<&RemotingCommand>,
+    header: &'static str,
+    queued: usize,
+    elapsed: Duration,
+) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let Some(suppressed) = crate::ratelog::request_lines().admit() else { return };
+    let (response_code, elapsed_us) = (response.map(|r| r.code), elapsed.as_micros() as u64);
+    debug!(msg, code, topic, response_code, header, queued, elapsed_us, suppressed, "handled");
 }
 
 impl Actor for Connection {

@@ -206,6 +206,9 @@ pub struct Settings {
     pub metrics_enabled: bool,
     /// Log lines as text or as one JSON object per line.
     pub log_format: LogFormat,
+    /// The log filter (`RUST_LOG` syntax, e.g. `info,namesrv::connection=debug`); empty: `RUST_LOG`,
+    /// else `info`. SIGHUP applies a new one.
+    pub log_filter: String,
     /// Requests taking longer than this are logged at WARN.
     pub slow_request_ms: u64,
     /// A one-line INFO summary (connections, brokers, topics, rate, p99, mailbox depth) this
@@ -288,6 +291,7 @@ impl Default for Settings {
             address_server_list: String::new(),
             metrics_enabled: true,
             log_format: LogFormat::Text,
+            log_filter: String::new(),
             slow_request_ms: 100,
             log_summary_secs: 60,
             io_threads: 0,
