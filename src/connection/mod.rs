@@ -27,7 +27,7 @@ use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
 use crate::registry::RegistryHandle;
 use flow::{Flow, FlowLimits, ReplyBudget, Throttled};
-use frames::{Admitted, AdmittedCodec, FrameBudget, FrameError, FrameReservation};
+use frames::{Admitted, AdmittedCodec, FrameBudget, FrameError};
 use writer::{write_frames, Outbox};
 
 /// Initial capacity of a connection's read buffer.
@@ -151,15 +151,9 @@ impl Connection {
         })
     }
 
-    /// Dispatches one request received at `begin`; `reservation`, the frame budget its frame
-    /// holds, is given back once it has been handled.
-    fn on_request(
-        &mut self,
-        request: RemotingCommand,
-        reservation: Option<FrameReservation>,
-        begin: Instant,
-        ctx: &mut Context<Self>,
-    ) {
+    /// Dispatches one request received at `begin`; the frame budget its frame holds is given
+    /// back once it has been handled.
+    fn on_request(&mut self, Admitted { request, reservation }: Admitted, begin: Instant, ctx: &mut Context<Self>) {
         if request.is_response() {
             // The NameServer sends no requests over server connections, so nothing waits for this.
             let _entered = self.span.clone().entered();
@@ -337,13 +331,13 @@ impl Actor for Connection {
 impl StreamHandler<Result<Admitted, FrameError>> for Connection {
     fn handle(&mut self, frame: Result<Admitted, FrameError>, ctx: &mut Context<Self>) {
         // A request enters the span only where it logs (entering costs more than a route lookup).
-        let Admitted { request, reservation } = match frame {
+        let admitted = match frame {
             Ok(admitted) => admitted,
             Err(error) => return self.on_frame_error(error, ctx),
         };
         let now = Instant::now();
         self.last_activity = now;
-        self.on_request(request, reservation, now, ctx);
+        self.on_request(admitted, now, ctx);
     }
 }
 
