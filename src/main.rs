@@ -43,6 +43,10 @@ struct Cli {
     /// Load and check everything (settings, listen and HTTP addresses free, state directory, KV file), then exit 0 or 1.
     #[arg(long)]
     check_config: bool,
+    /// Write the whole KV store (kvConfig.json with its journal folded in) to FILE (`-`: stdout)
+    /// as Java's kvConfig.json, then exit. Safe while a server runs on the same state directory.
+    #[arg(long, value_name = "FILE")]
+    export_kv: Option<PathBuf>,
     /// Listen address, e.g. 127.0.0.1:9876, [::]:9876, [::1]:9876.
     #[arg(long)]
     listen: Option<String>,
@@ -108,6 +112,9 @@ fn main() -> ExitCode {
     }
     if cli.check_config {
         return check_config(&settings, &sources);
+    }
+    if let Some(out) = &cli.export_kv {
+        return export_kv(&settings, out);
     }
     info!(settings = ?settings, commit = namesrv::metrics::build::COMMIT, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
     run(settings, sources, log_filter)
@@ -186,6 +193,25 @@ fn check_config(settings: &Settings, sources: &Sources) -> ExitCode {
         }
         Err(e) => {
             error!(error = %e, "configuration check failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--export-kv FILE`: the KV store as of its last acknowledged change, as one kvConfig.json.
+fn export_kv(settings: &Settings, out: &std::path::Path) -> ExitCode {
+    let path = std::path::Path::new(&settings.kv_config_path);
+    let written = namesrv::kv::export(path, settings.kv_max_store_bytes).and_then(|json| {
+        let result = match out.to_str() {
+            Some("-") => std::io::Write::write_all(&mut std::io::stdout(), &json),
+            _ => std::fs::write(out, &json),
+        };
+        result.map_err(|error| namesrv::kv::KvError::Write { path: out.to_owned(), error })
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error!(error = %e, "cannot export the kv store");
             ExitCode::FAILURE
         }
     }

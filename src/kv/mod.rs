@@ -70,6 +70,14 @@ pub fn load(path: &Path, max_store_bytes: usize) -> Result<KvTable, KvError> {
     replay::read_table(path, max_file_bytes(max_store_bytes))
 }
 
+/// The whole store as of the last acknowledged change (the snapshot with its journal folded
+/// in), encoded as Java's `kvConfig.json`, without writing anything: a backup that a copy of
+/// `kvConfig.json` alone would not be once the store journals. Safe while a server runs on it (a
+/// change being appended is left out).
+pub fn export(path: &Path, max_store_bytes: usize) -> Result<Vec<u8>, KvError> {
+    replay::encode_snapshot(&load(path, max_store_bytes)?, path)
+}
+
 /// Opens the KV files: the table as of the last acknowledged change.
 pub fn open(path: &Path, max_store_bytes: usize) -> Result<(KvFiles, KvTable), KvError> {
     KvFiles::open(path, max_file_bytes(max_store_bytes))

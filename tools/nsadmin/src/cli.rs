@@ -188,6 +188,20 @@ pub enum Command {
         #[arg(short = 'v', long = "orderConf")]
         conf: Option<String>,
     },
+    /// Prints the named KV namespaces of the first NameServer that answers as a kvConfig.json
+    /// (GET_KVLIST_BY_NAMESPACE, 219), for a backup or to move them to another fleet.
+    ExportKv {
+        /// A namespace to export (repeatable), e.g. ORDER_TOPIC_CONFIG.
+        #[arg(short = 's', long = "namespace", required = true)]
+        namespaces: Vec<String>,
+    },
+    /// Puts every entry of a kvConfig.json (Java's format, as `exportKv` or `namesrv
+    /// --export-kv` write it) on every NameServer (PUT_KV_CONFIG, 100).
+    ImportKv {
+        /// The kvConfig.json to import.
+        #[arg(short = 'f', long = "file")]
+        file: PathBuf,
+    },
     /// Compares what every NameServer in -n tells clients; exit 2 when they disagree.
     Diff(DiffArgs),
     /// A refreshing view of the brokers and topics of one NameServer.

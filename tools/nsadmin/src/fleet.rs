@@ -35,6 +35,14 @@ pub enum CmdError {
         /// The cluster named.
         cluster: String,
     },
+    /// A file named on the command line cannot be read or is not what it should be.
+    #[error("{path}: {reason}")]
+    BadFile {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The TLS flags name files that cannot be used.
     #[error("TLS: {0}")]
     Tls(#[from] namesrv_client::tls::TlsConfigError),

@@ -6,10 +6,11 @@
 //! - `fleet`: the `-n` list, its connections (the `namesrv-client` crate: pipelined, signed,
 //!   TLS) and its errors.
 //! - `wire`: request builders and answer bodies.
-//! - `read`, `write`, `wait`: the mqadmin-style subcommands; `diff`: fleet drift; `watch` with
-//!   `http`: the refreshing view.
+//! - `read`, `write`, `wait`: the mqadmin-style subcommands; `backup`: KV export and import;
+//!   `diff`: fleet drift; `watch` with `http`: the refreshing view.
 #![forbid(unsafe_code)]
 
+mod backup;
 mod cli;
 mod diff;
 mod fleet;
@@ -109,6 +110,8 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
         Command::UpdateOrderConf { topic, method, conf } => {
             write::order_conf(&ctx, &topic, &method, conf.as_deref()).await
         }
+        Command::ExportKv { namespaces } => backup::export(&ctx, &namespaces).await,
+        Command::ImportKv { file } => backup::import(&ctx, &file).await,
         Command::Diff(args) => diff::run(&ctx, &args).await,
         Command::Watch(args) => watch::run(&ctx, &args).await,
         Command::Wait(args) => wait::run(&ctx, &args).await,

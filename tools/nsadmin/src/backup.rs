@@ -1,0 +1,83 @@
+//! `exportKv` and `importKv`: the KV store as Java's `kvConfig.json` (`{"configTable": {namespace:
+//! {key: value}}}`), read from a NameServer namespace by namespace, and written back to every
+//! NameServer of `-n`, one PUT_KV_CONFIG per entry, pipelined.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use futures_util::future::join_all;
+use namesrv_protocol::{RemotingCommand, RequestCode};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::fleet::{body, client_error, success, CmdError};
+use crate::output::{print_writes, Ctx, Exit};
+use crate::wire::{self, KvTable};
+
+/// QUERY_NOT_FOUND: the namespace does not exist on that NameServer.
+const QUERY_NOT_FOUND: i32 = 22;
+/// PUT_KV_CONFIG requests in flight per NameServer during an import.
+const WINDOW: usize = 64;
+
+/// Java's `KVConfigSerializeWrapper`: the whole store.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KvConfig {
+    /// namespace → key → value.
+    #[serde(default)]
+    pub config_table: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// `exportKv -s NS...`: the named namespaces of the first NameServer that answers, as one
+/// `kvConfig.json` on stdout (the protocol cannot list namespaces, so they are named; for a
+/// namesrv state directory, `namesrv --export-kv` writes the whole store). A namespace the
+/// NameServer does not have is left out, with a line on stderr.
+pub async fn export(ctx: &Ctx, namespaces: &[String]) -> Result<Exit, CmdError> {
+    let mut config = KvConfig::default();
+    for namespace in namespaces {
+        let cmd = wire::request(RequestCode::GetKvlistByNamespace, &[("namespace", namespace)]);
+        let (addr, answer) = ctx.fleet.first(&cmd).await?;
+        if answer.code == QUERY_NOT_FOUND {
+            eprintln!("nsadmin: {addr}: no namespace {namespace:?}: left out");
+            continue;
+        }
+        let table: KvTable = body(&addr, &success(&addr, answer)?)?;
+        config.config_table.insert(namespace.clone(), table.table);
+    }
+    crate::table::print_json(&config);
+    Ok(Exit::Ok)
+}
+
+/// `importKv -f FILE`: every entry of a `kvConfig.json` put on every NameServer; one line per
+/// NameServer with the entries it took.
+pub async fn import(ctx: &Ctx, file: &Path) -> Result<Exit, CmdError> {
+    let bad = |reason: String| CmdError::BadFile { path: file.display().to_string(), reason };
+    let text = std::fs::read(file).map_err(|e| bad(e.to_string()))?;
+    let config: KvConfig = serde_json::from_slice(&text).map_err(|e| bad(format!("not a kvConfig.json: {e}")))?;
+    let puts: Vec<RemotingCommand> = config
+        .config_table
+        .iter()
+        .flat_map(|(namespace, table)| {
+            table.iter().map(move |(key, value)| {
+                wire::request(RequestCode::PutKvConfig, &[("namespace", namespace), ("key", key), ("value", value)])
+            })
+        })
+        .collect();
+    let results = join_all(ctx.fleet.addrs.iter().map(|addr| {
+        let puts = puts.clone();
+        async move { (addr.clone(), put_all(ctx, addr, puts).await) }
+    }))
+    .await;
+    Ok(print_writes(ctx, results))
+}
+
+/// Puts every entry on `addr` over one connection; the count, or the first refusal.
+async fn put_all(ctx: &Ctx, addr: &str, puts: Vec<RemotingCommand>) -> Result<Map<String, Value>, CmdError> {
+    let count = puts.len();
+    let mut conn = ctx.fleet.connect(addr).await?;
+    let answers = conn.pipeline(puts, WINDOW).await.map_err(|e| client_error(addr, e))?;
+    for answer in answers {
+        success(addr, answer)?;
+    }
+    Ok(Map::from_iter([("entries".to_owned(), Value::from(count))]))
+}
