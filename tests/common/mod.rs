@@ -2,6 +2,7 @@
 //! builders for broker registrations.
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -51,12 +52,51 @@ pub fn temp_dir() -> PathBuf {
     dir
 }
 
-/// Default settings for tests: loopback, and files in a fresh temp directory.
+thread_local! {
+    /// `io_threads` of the servers this test thread starts (see [`with_io_threads`]).
+    static IO_THREADS: Cell<usize> = const { Cell::new(2) };
+}
+
+/// Runs `test` with every server it starts on this thread using `threads` connection threads
+/// (`io_threads`); without it, tests run with 2, whatever the machine's core count.
+pub fn with_io_threads(threads: usize, test: impl FnOnce()) {
+    IO_THREADS.set(threads);
+    test();
+}
+
+/// Defines each listed test function and runs it in both connection topologies: every
+/// connection on the server's one I/O thread (`<test>::one_io_thread`) and connections spread
+/// over two (`<test>::two_io_threads`).
+#[allow(unused_macros)]
+macro_rules! in_both_topologies {
+    ($($(#[$meta:meta])* fn $name:ident() $body:block)*) => {$(
+        $(#[$meta])*
+        fn $name() $body
+
+        mod $name {
+            #[test]
+            fn one_io_thread() {
+                crate::common::with_io_threads(1, super::$name);
+            }
+
+            #[test]
+            fn two_io_threads() {
+                crate::common::with_io_threads(2, super::$name);
+            }
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use in_both_topologies;
+
+/// Default settings for tests: loopback, files in a fresh temp directory, and a fixed number of
+/// connection threads (2 unless [`with_io_threads`] says otherwise).
 pub fn test_settings() -> Settings {
     let dir = temp_dir();
     Settings {
         bind_address: "127.0.0.1".into(),
         listen_port: 0,
+        io_threads: IO_THREADS.get(),
         kv_config_path: dir.join("kvConfig.json").display().to_string(),
         config_store_path: dir.join("namesrv.properties").display().to_string(),
         http_listen: String::new(),
