@@ -2,12 +2,14 @@
 //! names, ids and addresses from small pools): after every step, every cached route and the
 //! cached cluster info equal bodies freshly built from the tables, the tables' own indexes
 //! agree, every address a group lists has a live registration and every live one is listed.
+//! Registrations may carry static-topic mappings, which routes include.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
 
 use super::*;
+use crate::model::TopicQueueMappingInfo;
 use crate::registry::admin::UnitFilter;
 
 const CLUSTERS: [&str; 2] = ["c1", "c2"];
@@ -18,17 +20,52 @@ const TOPICS: [&str; 5] = ["T1", "T2", "T3", "T4", "rmq_sys_SYNC_BROKER_MEMBER_b
 /// One thing that can happen to the tables.
 #[derive(Debug, Clone)]
 enum Op {
-    Register { reg: Reg },
-    Unregister { reg: Reg },
-    ConnectionClosed { conn: u64 },
-    Tick { advance_ms: u64 },
-    Heartbeat { cluster: usize, addr: usize },
-    WipeWritePerm { name: usize },
-    AddWritePerm { name: usize },
-    DeleteTopic { topic: usize, cluster: Option<usize> },
-    RegisterTopic { topic: usize, names: Vec<usize> },
-    OrderTopics { mask: u8 },
-    Options { acting_master: bool, order: bool, delete_unlisted: bool, tiny_cache: bool },
+    Register {
+        reg: Reg,
+    },
+    /// A registration carrying a static-topic mapping of `topic` hosted by the registering broker.
+    RegisterMapped {
+        reg: Reg,
+        topic: usize,
+        epoch: i64,
+        queues: i64,
+    },
+    Unregister {
+        reg: Reg,
+    },
+    ConnectionClosed {
+        conn: u64,
+    },
+    Tick {
+        advance_ms: u64,
+    },
+    Heartbeat {
+        cluster: usize,
+        addr: usize,
+    },
+    WipeWritePerm {
+        name: usize,
+    },
+    AddWritePerm {
+        name: usize,
+    },
+    DeleteTopic {
+        topic: usize,
+        cluster: Option<usize>,
+    },
+    RegisterTopic {
+        topic: usize,
+        names: Vec<usize>,
+    },
+    OrderTopics {
+        mask: u8,
+    },
+    Options {
+        acting_master: bool,
+        order: bool,
+        delete_unlisted: bool,
+        tiny_cache: bool,
+    },
 }
 
 fn reg() -> impl Strategy<Value = Reg> {
@@ -57,6 +94,8 @@ fn reg() -> impl Strategy<Value = Reg> {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => reg().prop_map(|reg| Op::Register { reg }),
+        2 => (reg(), 0..TOPICS.len(), 0..3i64, 1..3i64)
+            .prop_map(|(reg, topic, epoch, queues)| Op::RegisterMapped { reg, topic, epoch, queues }),
         2 => reg().prop_map(|reg| Op::Unregister { reg }),
         1 => (1..4u64).prop_map(|conn| Op::ConnectionClosed { conn }),
         2 => (0..300u64).prop_map(|advance_ms| Op::Tick { advance_ms }),
@@ -82,6 +121,9 @@ fn apply(t: &mut RouteTables, op: &Op, now: &mut u64) {
     match op {
         Op::Register { reg } => {
             t.register_broker(reg.registration(), *now);
+        }
+        Op::RegisterMapped { reg, topic, epoch, queues } => {
+            t.register_broker(mapped(reg, TOPICS[*topic], *epoch, *queues), *now);
         }
         Op::Unregister { reg } => {
             t.unregister_broker(&reg.broker_ref());
@@ -121,6 +163,21 @@ fn apply(t: &mut RouteTables, op: &Op, now: &mut u64) {
             ..RegistryOptions::default()
         }),
     }
+}
+
+/// `reg`'s registration with a mapping of `topic`'s `queues` global queues onto its own, at `epoch`.
+fn mapped(reg: &Reg, topic: &str, epoch: i64, queues: i64) -> Registration {
+    let mut registration = reg.registration();
+    let info = TopicQueueMappingInfo {
+        topic: topic.to_owned(),
+        total_queues: queues as i32,
+        bname: reg.name.to_owned(),
+        epoch,
+        curr_id_map: (0..queues).map(|q| (q, q)).collect(),
+        ..TopicQueueMappingInfo::default()
+    };
+    registration.body.mappings.push((topic.to_owned(), info));
+    registration
 }
 
 /// Every cached body equals a fresh one; asking also fills the cache for the next step.
