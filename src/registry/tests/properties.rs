@@ -17,55 +17,22 @@ const NAMES: [&str; 3] = ["b1", "b2", "b3"];
 const ADDRS: [&str; 4] = ["a:1", "a:2", "a:3", "a:4"];
 const TOPICS: [&str; 5] = ["T1", "T2", "T3", "T4", "rmq_sys_SYNC_BROKER_MEMBER_b1"];
 
-/// One thing that can happen to the tables.
+/// One thing that can happen to the tables (`RegisterMapped`: a registration carrying a
+/// static-topic mapping, see [`mapped`]).
 #[derive(Debug, Clone)]
 enum Op {
-    Register {
-        reg: Reg,
-    },
-    /// A registration carrying a static-topic mapping of `topic` hosted by the registering broker.
-    RegisterMapped {
-        reg: Reg,
-        topic: usize,
-        epoch: i64,
-        queues: i64,
-    },
-    Unregister {
-        reg: Reg,
-    },
-    ConnectionClosed {
-        conn: u64,
-    },
-    Tick {
-        advance_ms: u64,
-    },
-    Heartbeat {
-        cluster: usize,
-        addr: usize,
-    },
-    WipeWritePerm {
-        name: usize,
-    },
-    AddWritePerm {
-        name: usize,
-    },
-    DeleteTopic {
-        topic: usize,
-        cluster: Option<usize>,
-    },
-    RegisterTopic {
-        topic: usize,
-        names: Vec<usize>,
-    },
-    OrderTopics {
-        mask: u8,
-    },
-    Options {
-        acting_master: bool,
-        order: bool,
-        delete_unlisted: bool,
-        tiny_cache: bool,
-    },
+    Register { reg: Reg },
+    RegisterMapped { reg: Reg, topic: usize, epoch: i64, queues: i64 },
+    Unregister { reg: Reg },
+    ConnectionClosed { conn: u64 },
+    Tick { advance_ms: u64 },
+    Heartbeat { cluster: usize, addr: usize },
+    WipeWritePerm { name: usize },
+    AddWritePerm { name: usize },
+    DeleteTopic { topic: usize, cluster: Option<usize> },
+    RegisterTopic { topic: usize, names: Vec<usize> },
+    OrderTopics { mask: u8 },
+    Options { acting_master: bool, order: bool, delete_unlisted: bool, tiny_cache: bool },
 }
 
 fn reg() -> impl Strategy<Value = Reg> {
