@@ -6,6 +6,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::http::security_reloads;
 use common::requests::request;
 use common::security::{signed, write_accounts, ACCOUNTS};
 use common::*;
@@ -15,11 +16,12 @@ use namesrv::settings::AclProtect;
 
 const NO_PERMISSION: i32 = 16;
 
-/// A server with access control at `protect`, its accounts file in a fresh directory.
+/// A server with access control at `protect`, its accounts file in a fresh directory, serving
+/// HTTP for its reload counters.
 fn acl_server(protect: AclProtect) -> (TestServer, std::path::PathBuf) {
     let dir = temp_dir();
     let accounts = write_accounts(&dir, ACCOUNTS);
-    let server = TestServer::with(|s| {
+    let server = TestServer::with_http(|s| {
         s.acl_enabled = true;
         s.acl_accounts_file = accounts.display().to_string();
         s.acl_protect = protect;
@@ -384,7 +386,9 @@ fn a_changed_accounts_file_is_applied_and_a_bad_one_keeps_the_accounts_in_force(
     write_accounts(&dir, "[[accounts]]\naccess_key = \"ops2\"\nsecret_key = \"fresh\"\nrole = \"admin\"\n");
     assert!(eventually(Duration::from_secs(5), || client.call(put("ops2", "fresh")).code == 0), "the new key works");
     assert_eq!(client.call(put("ops", "ops-secret-1")).code, NO_PERMISSION, "the removed key does not");
+    let refused = || security_reloads(server.http_addr.unwrap(), "accounts", "refused");
+    let before = refused();
     write_accounts(&dir, "[[accounts]]\naccess_key = \"ops3\"\nsecret_key = \"\"\nrole = \"admin\"\n");
-    std::thread::sleep(Duration::from_millis(400));
+    assert!(eventually(Duration::from_secs(5), || refused() > before), "the bad file was read and refused");
     assert_eq!(client.call(put("ops2", "fresh")).code, 0, "a bad file leaves the accounts in force");
 }

@@ -10,7 +10,7 @@ use std::process::Command;
 use common::http::{get, sample};
 use common::*;
 use namesrv::acl::verify::Denied;
-use namesrv::metrics::zero::{ACL_REFUSAL_REASONS, TLS_RESULTS};
+use namesrv::metrics::zero::{ACL_REFUSAL_REASONS, SECURITY_RELOAD_FILES, SECURITY_RELOAD_RESULTS, TLS_RESULTS};
 
 #[test]
 fn event_counters_are_exported_at_zero_before_their_first_event() {
@@ -27,6 +27,10 @@ fn event_counters_are_exported_at_zero_before_their_first_event() {
     ];
     series.extend(ACL_REFUSAL_REASONS.iter().map(|r| format!(r#"namesrv_acl_refusals_total{{reason="{r}"}}"#)));
     series.extend(TLS_RESULTS.iter().map(|r| format!(r#"namesrv_tls_connections_total{{result="{r}"}}"#)));
+    for file in SECURITY_RELOAD_FILES {
+        let reloads = SECURITY_RELOAD_RESULTS.iter();
+        series.extend(reloads.map(|r| format!(r#"namesrv_security_reloads_total{{file="{file}",result="{r}"}}"#)));
+    }
     for name in &series {
         assert_eq!(sample(&text, name), Some(0.0), "{name} at 0 in\n{text}");
     }

@@ -9,12 +9,14 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::http::security_reloads;
 use common::security::{client_config, Pki, TlsClient};
 use common::*;
 use namesrv::protocol::RemotingCommand;
 use namesrv::settings::TlsMode;
 
-/// A server in `mode` with a certificate from `pki` (files in a fresh directory).
+/// A server in `mode` with a certificate from `pki` (files in a fresh directory), serving HTTP
+/// for its reload counters.
 fn tls_server(
     mode: TlsMode,
     pki: &Pki,
@@ -22,7 +24,7 @@ fn tls_server(
 ) -> (TestServer, std::path::PathBuf) {
     let dir = temp_dir();
     let (cert, key) = pki.write_server(&dir, "namesrv-1");
-    let server = TestServer::with(|s| {
+    let server = TestServer::with_http(|s| {
         s.tls_mode = mode;
         s.tls_cert_file = cert.display().to_string();
         s.tls_key_file = key.display().to_string();
@@ -122,8 +124,10 @@ fn a_bad_certificate_on_rotation_keeps_the_one_in_use() {
     let (server, dir) = tls_server(TlsMode::Enforcing, &pki, |_| {});
     let config = client_config(pki.ca_der(), None);
     let first = TlsClient::connect(server.addr, config.clone()).unwrap().server_certificate();
+    let refused = || security_reloads(server.http_addr.unwrap(), "tls", "refused");
+    let before = refused();
     std::fs::write(dir.join("server.pem"), "-----BEGIN CERTIFICATE-----\nnot base64\n").unwrap();
-    std::thread::sleep(Duration::from_millis(400));
+    assert!(eventually(Duration::from_secs(5), || refused() > before), "the bad certificate was read and refused");
     let mut after = TlsClient::connect(server.addr, config).expect("still serving TLS");
     assert_eq!(after.server_certificate(), first);
     assert_eq!(after.call(cluster_info()).unwrap().code, 0);

@@ -100,8 +100,14 @@ impl Acl {
         let table = acl.accounts.clone();
         let timing = Timing::of(settings);
         let shown_path = path.display().to_string();
-        let poke =
-            filewatch::spawn("acl-reload", vec![path.clone()], timing, move |cause| match Accounts::load(&path) {
+        let counted = acl.metrics.clone();
+        let watched = vec![path.clone()];
+        let reload = move |cause| {
+            let loaded = Accounts::load(&path);
+            if let Some(metrics) = &counted {
+                metrics.security_reload("accounts", loaded.is_ok());
+            }
+            match loaded {
                 Ok(accounts) => {
                     let requested = cause == Cause::Requested;
                     let count = accounts.len();
@@ -109,8 +115,9 @@ impl Acl {
                     info!(file = %shown_path, accounts = count, requested, "accounts reloaded");
                 }
                 Err(error) => error!(%error, "accounts file not reloaded: the previous accounts stay in force"),
-            })
-            .map_err(AclError::Watch)?;
+            }
+        };
+        let poke = filewatch::spawn("acl-reload", watched, timing, reload).map_err(AclError::Watch)?;
         Ok((acl, poke))
     }
 

@@ -48,6 +48,13 @@ struct ReasonLabel {
     reason: &'static str,
 }
 
+/// `file` and `result` of `namesrv_security_reloads_total`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FileResultLabels {
+    file: &'static str,
+    result: &'static str,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ActorLabel {
     actor: &'static str,
@@ -136,6 +143,7 @@ pub struct Metrics {
     config_updates: Family<ResultLabel, Counter>,
     acl_refusals: Family<ReasonLabel, Counter>,
     tls_connections: Family<ResultLabel, Counter>,
+    security_reloads: Family<FileResultLabels, Counter>,
     mailboxes: Mutex<Vec<(&'static str, Arc<AtomicUsize>)>>,
     /// Samples of the last minutes, for the status page and the minute summary.
     pub history: history::History,
@@ -195,6 +203,7 @@ impl Metrics {
             config_updates: Family::default(),
             acl_refusals: Family::default(),
             tls_connections: Family::default(),
+            security_reloads: Family::default(),
             mailboxes: Mutex::new(Vec::new()),
             history: history::History::default(),
         };
@@ -231,6 +240,8 @@ impl Metrics {
         ns.register("config_updates", "UPDATE_NAMESRV_CONFIG requests, by result", self.config_updates.clone());
         ns.register("acl_refusals", "Requests refused by access control, by reason", self.acl_refusals.clone());
         ns.register("tls_connections", "Connections by how TLS treated them", self.tls_connections.clone());
+        let reloads = self.security_reloads.clone();
+        ns.register("security_reloads", "Accounts and TLS files re-read and judged, by file and result", reloads);
     }
 
     /// Records one handled request: its code, response code (`None`: oneway) and duration.
@@ -290,6 +301,13 @@ impl Metrics {
     /// `handshake_failed`, `handshake_timeout`).
     pub fn tls_connection(&self, result: &'static str) {
         self.tls_connections.get_or_create(&ResultLabel { result }).inc();
+    }
+
+    /// Records one re-read of the accounts or TLS files (`file`: `accounts` or `tls`): `applied`
+    /// when the files took effect, `refused` when they were bad and the previous ones stay.
+    pub fn security_reload(&self, file: &'static str, applied: bool) {
+        let result = if applied { "applied" } else { "refused" };
+        self.security_reloads.get_or_create(&FileResultLabels { file, result }).inc();
     }
 
     /// The histogram of one actor's handling time of one message type.

@@ -2,7 +2,7 @@
 //! appears with its first event makes `increase()` and `rate()` miss that event, so an alert on
 //! the first expiry, refusal or failed handshake after a restart would never fire.
 
-use super::{Metrics, ReasonLabel, Removal, ResultLabel};
+use super::{FileResultLabels, Metrics, ReasonLabel, Removal, ResultLabel};
 
 /// Every `result` of `namesrv_broker_registrations_total`.
 pub const REGISTRATION_RESULTS: [&str; 2] = ["accepted", "rejected"];
@@ -27,6 +27,12 @@ pub const ACL_REFUSAL_REASONS: [&str; 8] = [
 /// Every `result` of `namesrv_tls_connections_total`.
 pub const TLS_RESULTS: [&str; 5] = ["tls", "plain", "plain_refused", "handshake_failed", "handshake_timeout"];
 
+/// Every `file` of `namesrv_security_reloads_total`.
+pub const SECURITY_RELOAD_FILES: [&str; 2] = ["accounts", "tls"];
+
+/// Every `result` of `namesrv_security_reloads_total`.
+pub const SECURITY_RELOAD_RESULTS: [&str; 2] = ["applied", "refused"];
+
 impl Metrics {
     /// Creates every known series of the event counters, at 0.
     pub(super) fn zero_series(&self) {
@@ -44,6 +50,11 @@ impl Metrics {
         }
         for result in TLS_RESULTS {
             drop(self.tls_connections.get_or_create(&ResultLabel { result }));
+        }
+        for file in SECURITY_RELOAD_FILES {
+            for result in SECURITY_RELOAD_RESULTS {
+                drop(self.security_reloads.get_or_create(&FileResultLabels { file, result }));
+            }
         }
     }
 }

@@ -61,12 +61,19 @@ impl Tls {
         info!(mode = %settings.tls_mode, cert = %files.cert.display(), client_certificates = mutual, "TLS on");
         let table = config.clone();
         let timing = Timing::of(settings);
-        let reload = move |cause| match server_config(&files) {
-            Ok(config) => {
-                table.store(config);
-                info!(cert = %files.cert.display(), requested = cause == Cause::Requested, "TLS certificate reloaded");
+        let counted = metrics.clone();
+        let reload = move |cause| {
+            let loaded = server_config(&files);
+            if let Some(metrics) = &counted {
+                metrics.security_reload("tls", loaded.is_ok());
             }
-            Err(error) => error!(%error, "TLS files not reloaded: the previous certificate stays in use"),
+            match loaded {
+                Ok(config) => {
+                    table.store(config);
+                    info!(cert = %files.cert.display(), requested = cause == Cause::Requested, "TLS certificate reloaded");
+                }
+                Err(error) => error!(%error, "TLS files not reloaded: the previous certificate stays in use"),
+            }
         };
         let poke = filewatch::spawn("tls-reload", TlsFiles::from_settings(settings).paths(), timing, reload)
             .map_err(TlsError::Watch)?;

@@ -80,3 +80,12 @@ pub fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
         (series == name_and_labels).then(|| value.parse().ok()).flatten()
     })
 }
+
+/// `namesrv_security_reloads_total{file, result}` scraped from the HTTP endpoint at `addr`:
+/// how often the accounts (`file="accounts"`) or TLS (`"tls"`) files were re-read and
+/// `applied` or `refused`.
+pub fn security_reloads(addr: SocketAddr, file: &str, result: &str) -> f64 {
+    let text = get(addr, "/metrics").body;
+    let name = format!(r#"namesrv_security_reloads_total{{file="{file}",result="{result}"}}"#);
+    sample(&text, &name).unwrap_or_else(|| panic!("{name} missing from\n{text}"))
+}
