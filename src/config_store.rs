@@ -101,8 +101,8 @@ impl Apply<ConfigStore> for GetConfig {
 /// the reply watermarks, epoll on Linux; `rocketmqHome` is the state directory when unset.
 pub fn config_view(settings: &Settings) -> Vec<(String, String)> {
     let threads = settings.connection_threads().to_string();
-    let home = match settings.rocketmq_home.trim() {
-        "" => Path::new(&settings.kv_config_path).parent().map(|d| d.display().to_string()).unwrap_or_default(),
+    let home = match settings.state.rocketmq_home.trim() {
+        "" => Path::new(&settings.state.kv_config_path).parent().map(|d| d.display().to_string()).unwrap_or_default(),
         home => home.to_owned(),
     };
     let java = [
@@ -119,8 +119,8 @@ pub fn config_view(settings: &Settings) -> Vec<(String, String)> {
         ("serverSocketRcvBufSize", "0".into()),
         ("serverPooledByteBufAllocatorEnable", "false".into()),
         ("useEpollNativeSelector", cfg!(target_os = "linux").to_string()),
-        ("writeBufferHighWaterMark", settings.write_buffer_high_bytes.to_string()),
-        ("writeBufferLowWaterMark", settings.write_buffer_low_bytes.to_string()),
+        ("writeBufferHighWaterMark", settings.limits.write_buffer_high_bytes.to_string()),
+        ("writeBufferLowWaterMark", settings.limits.write_buffer_low_bytes.to_string()),
         ("clusterTest", "false".into()),
         ("productEnvName", "center".into()),
         ("rocketmqHome", home),
@@ -173,7 +173,7 @@ impl ConfigStore {
                 (key, value)
             })
             .collect();
-        let path = &updated.config_store_path;
+        let path = &updated.state.config_store_path;
         if !persisted.is_empty() {
             let text = updated_store_text(path.as_ref(), &persisted)?;
             write_atomically(path.as_ref(), text.as_bytes()).map_err(|error| {
@@ -212,9 +212,9 @@ impl Apply<ConfigStore> for ReloadConfig {
             return Ok(Reloaded::default());
         };
         let mut reloaded = sources.load().inspect_err(|e| error!(error = %e, "reload failed; settings unchanged"))?;
-        if reloaded.listen_port == 0 {
+        if reloaded.listen.listen_port == 0 {
             // 0 asks for any port: the one bound is still what was asked for.
-            reloaded.listen_port = store.settings.listen_port;
+            reloaded.listen.listen_port = store.settings.listen.listen_port;
         }
         let before = store.settings.values();
         let mut next = store.settings.clone();

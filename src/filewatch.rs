@@ -80,8 +80,8 @@ impl Timing {
     /// `security_reload_settle_ms`.
     pub fn of(settings: &Settings) -> Timing {
         Timing {
-            interval: Duration::from_millis(settings.security_reload_interval_ms),
-            settle: Duration::from_millis(settings.security_reload_settle_ms),
+            interval: Duration::from_millis(settings.acl.security_reload_interval_ms),
+            settle: Duration::from_millis(settings.acl.security_reload_settle_ms),
         }
     }
 }

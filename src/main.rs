@@ -128,8 +128,8 @@ type FilterHandle = reload::Handle<EnvFilter, Registry>;
 /// logged when they are read for real.
 fn init_logging(cli: &Cli) -> FilterHandle {
     let settings = quietly(|| cli.sources().ok().and_then(|s| s.load().ok()));
-    let format = settings.as_ref().map_or(LogFormat::Text, |s| s.log_format);
-    let (wanted, invalid) = match log_filter(settings.as_ref().map_or("", |s| s.log_filter.as_str())) {
+    let format = settings.as_ref().map_or(LogFormat::Text, |s| s.observe.log_format);
+    let (wanted, invalid) = match log_filter(settings.as_ref().map_or("", |s| s.observe.log_filter.as_str())) {
         Ok(filter) => (filter, None),
         Err(error) => (EnvFilter::new("info"), Some(error)),
     };
@@ -165,7 +165,7 @@ fn log_filter(setting: &str) -> Result<EnvFilter, ParseError> {
 /// logs what they say); a filter that does not parse leaves the current one.
 fn reload_log_filter(sources: &Sources, handle: &FilterHandle) {
     let Some(settings) = quietly(|| sources.load().ok()) else { return };
-    match log_filter(&settings.log_filter) {
+    match log_filter(&settings.observe.log_filter) {
         Ok(filter) => {
             let (old, new) = (handle.with_current(|f| f.to_string()).unwrap_or_default(), filter.to_string());
             if old != new && handle.reload(filter).is_ok() {
@@ -200,8 +200,8 @@ fn check_config(settings: &Settings, sources: &Sources) -> ExitCode {
 
 /// `--export-kv FILE`: the KV store as of its last acknowledged change, as one kvConfig.json.
 fn export_kv(settings: &Settings, out: &std::path::Path) -> ExitCode {
-    let path = std::path::Path::new(&settings.kv_config_path);
-    let written = namesrv::kv::export(path, settings.kv_max_store_bytes).and_then(|json| {
+    let path = std::path::Path::new(&settings.state.kv_config_path);
+    let written = namesrv::kv::export(path, settings.limits.kv_max_store_bytes).and_then(|json| {
         let result = match out.to_str() {
             Some("-") => std::io::Write::write_all(&mut std::io::stdout(), &json),
             _ => std::fs::write(out, &json),
@@ -220,7 +220,7 @@ fn export_kv(settings: &Settings, out: &std::path::Path) -> ExitCode {
 /// Serves until Ctrl-C or SIGTERM; SIGHUP reloads.
 fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCode {
     // Held until the process ends: a second server on this state directory stops here.
-    let lock = match namesrv::statelock::StateLock::acquire(std::path::Path::new(&settings.kv_config_path)) {
+    let lock = match namesrv::statelock::StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
         Ok(lock) => lock,
         Err(e) => {
             error!(error = %e, "cannot start");

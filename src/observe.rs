@@ -48,9 +48,9 @@ impl Observer {
         metrics: Option<Arc<Metrics>>,
         listener: Option<std::net::TcpListener>,
     ) -> Result<Self, ObserveError> {
-        let wait = if settings.need_wait_for_service { settings.wait_seconds_for_service } else { 0 };
+        let wait = if settings.routing.need_wait_for_service { settings.routing.wait_seconds_for_service } else { 0 };
         let readiness = Readiness::new(Duration::from_secs(wait));
-        let listen = settings.http_listen.trim();
+        let listen = settings.observe.http_listen.trim();
         let listener = match listener {
             Some(l) => Some(l),
             None if listen.is_empty() => None,
@@ -64,9 +64,9 @@ impl Observer {
                     registry: registry.clone(),
                     metrics: metrics.clone(),
                     readiness: readiness.clone(),
-                    address_list: settings.address_server_list.clone(),
-                    remoting_port: settings.listen_port,
-                    bind_address: settings.bind_address.clone(),
+                    address_list: settings.observe.address_server_list.clone(),
+                    remoting_port: settings.listen.listen_port,
+                    bind_address: settings.listen.bind_address.clone(),
                 };
                 let handle =
                     http::start(listener, state).map_err(|error| ObserveError { addr: addr.to_string(), error })?;
@@ -77,7 +77,7 @@ impl Observer {
             None => None,
         };
         let sampler = metrics.clone().map(|m| actix::spawn(sample(m, registry.clone())));
-        let every = Duration::from_secs(settings.log_summary_secs);
+        let every = Duration::from_secs(settings.observe.log_summary_secs);
         let summary = metrics.filter(|_| !every.is_zero()).map(|m| actix::spawn(summarize(m, registry, every)));
         Ok(Observer { readiness, http, http_addr, sampler, summary })
     }

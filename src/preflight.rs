@@ -44,25 +44,28 @@ pub enum PreflightError {
 
 /// Runs every check; returns one line per thing checked, for the operator.
 pub fn check(settings: &Settings) -> Result<Vec<String>, PreflightError> {
-    let shown = format!("{}:{}", settings.bind_address, settings.listen_port);
+    let shown = format!("{}:{}", settings.listen.bind_address, settings.listen.listen_port);
     let addrs = settings.listen_addrs().map_err(|error| PreflightError::Resolve { addr: shown.clone(), error })?;
     let mut report = try_binds(settings, &shown, addrs)?;
     for (key, file) in
-        [("kv_config_path", &settings.kv_config_path), ("config_store_path", &settings.config_store_path)]
+        [("kv_config_path", &settings.state.kv_config_path), ("config_store_path", &settings.state.config_store_path)]
     {
         let dir =
             writable_dir(Path::new(file)).map_err(|(dir, error)| PreflightError::NotWritable { key, dir, error })?;
         report.push(format!("{key} {file}: directory {} writable", dir.display()));
     }
-    let table = kv::load(Path::new(&settings.kv_config_path), settings.kv_max_store_bytes)?;
-    report.push(format!("kv config {}: {} namespaces", settings.kv_config_path, table.len()));
-    if settings.acl_enabled {
-        let accounts = Accounts::load(Path::new(&settings.acl_accounts_file))?;
-        report.push(format!("accounts file {}: {} accounts", settings.acl_accounts_file, accounts.len()));
+    let table = kv::load(Path::new(&settings.state.kv_config_path), settings.limits.kv_max_store_bytes)?;
+    report.push(format!("kv config {}: {} namespaces", settings.state.kv_config_path, table.len()));
+    if settings.acl.acl_enabled {
+        let accounts = Accounts::load(Path::new(&settings.acl.acl_accounts_file))?;
+        report.push(format!("accounts file {}: {} accounts", settings.acl.acl_accounts_file, accounts.len()));
     }
-    if settings.tls_mode != TlsMode::Disabled {
+    if settings.tls.tls_mode != TlsMode::Disabled {
         server_config(&TlsFiles::from_settings(settings))?;
-        report.push(format!("TLS ({}): certificate {} and its key load", settings.tls_mode, settings.tls_cert_file));
+        report.push(format!(
+            "TLS ({}): certificate {} and its key load",
+            settings.tls.tls_mode, settings.tls.tls_cert_file
+        ));
     }
     Ok(report)
 }
@@ -78,7 +81,7 @@ fn try_binds(
     let remoting =
         listen::bind_addrs(shown, addrs).map_err(|error| PreflightError::Listen { addr: shown.to_owned(), error })?;
     let mut report = vec![format!("listen address {shown}: {}, free", listed.join(", "))];
-    let http = settings.http_listen.trim();
+    let http = settings.observe.http_listen.trim();
     if http.is_empty() {
         report.push("http endpoint: off (http_listen is empty)".to_owned());
     } else {

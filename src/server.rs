@@ -64,7 +64,7 @@ pub enum ServeError {
 
 /// Binds the configured remoting address (see [`listen::bind_addrs`]).
 pub fn bind(settings: &Settings) -> io::Result<TcpListener> {
-    let shown = format!("{}:{}", settings.bind_address, settings.listen_port);
+    let shown = format!("{}:{}", settings.listen.bind_address, settings.listen.listen_port);
     let addrs = settings
         .listen_addrs()
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("bad listen address {shown}: {e}")))?;
@@ -123,8 +123,8 @@ struct State {
 impl State {
     /// Loads the KV file (a corrupt, oversized or planted one stops start-up).
     fn load(settings: &Settings) -> Result<State, ServeError> {
-        let kv_path = PathBuf::from(&settings.kv_config_path);
-        let kv = kv::open(&kv_path, settings.kv_max_store_bytes)?;
+        let kv_path = PathBuf::from(&settings.state.kv_config_path);
+        let kv = kv::open(&kv_path, settings.limits.kv_max_store_bytes)?;
         info!(path = %kv_path.display(), namespaces = kv.1.len(), "kv config loaded");
         Ok(State { kv })
     }
@@ -139,29 +139,34 @@ async fn serve_loaded(
     http: Option<std::net::TcpListener>,
 ) -> Result<(), ServeError> {
     // As Java does for listenPort=0: the port actually bound is the one reported and persisted.
-    settings.listen_port = listener.local_addr()?.port();
+    settings.listen.listen_port = listener.local_addr()?.port();
     let (sources, requests) = reload.map(|r| (r.sources, r.requests)).unzip();
-    let metrics = settings.metrics_enabled.then(Metrics::new);
+    let metrics = settings.observe.metrics_enabled.then(Metrics::new);
     let services = Services::start(&settings, state, sources, metrics.clone())?;
     if let Some(requests) = requests {
         actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
     }
     let warm = warm_start(&settings, &services.context.registry).await;
     // Routes are served at once from a loaded snapshot: no readiness wait either.
-    let wait = settings.need_wait_for_service && warm.loaded == 0;
-    let observed = Settings { need_wait_for_service: wait, ..settings.clone() };
+    let wait = settings.routing.need_wait_for_service && warm.loaded == 0;
+    let mut observed = settings.clone();
+    observed.routing.need_wait_for_service = wait;
     let observer = Observer::start(&observed, services.context.registry.clone(), metrics, http)?;
     let local = listener.local_addr()?;
     let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
     info!(addr = %local, http_addr = %http_addr, "listening");
     observer.listening();
     // The line Java's NamesrvStartup prints once listening, which scripts and containers wait for.
-    println!("The Name Server boot success. serializeType=JSON, address {}:{}", settings.bind_address, local.port());
+    println!(
+        "The Name Server boot success. serializeType=JSON, address {}:{}",
+        settings.listen.bind_address,
+        local.port()
+    );
     notify(&[NotifyState::Ready, NotifyState::Status("listening")]);
     let mut pool = IoPool::new(settings.connection_threads());
     info!(io_threads = pool.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
     let accept = Accept { context: services.context.clone(), tls: services.tls.clone() };
-    let gate = AcceptGate::new(listen::connection_limit(settings.max_connections));
+    let gate = AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
     let connections = accept_until(&listener, &mut pool, accept, gate, shutdown).await;
     // The tables as they stand before our own closes, which are no broker departures.
     final_snapshot(&services.context.registry, warm.writer).await;
@@ -233,11 +238,11 @@ impl Services {
     ) -> Result<Self, ServeError> {
         let kv_files = state.kv;
         let limits = NotifyLimits {
-            max_in_flight: settings.notify_max_in_flight,
-            max_per_second: settings.notify_max_per_second,
+            max_in_flight: settings.routing.notify_max_in_flight,
+            max_per_second: settings.routing.notify_max_per_second,
         };
-        let notifier = Notifier::start(settings.response_version, limits, metrics.clone());
-        let scan_interval = Duration::from_millis(settings.scan_interval_ms);
+        let notifier = Notifier::start(settings.listen.response_version, limits, metrics.clone());
+        let scan_interval = Duration::from_millis(settings.routing.scan_interval_ms);
         let options = RegistryOptions::from(settings);
         let registry_thread = (settings.connection_threads() > 1).then(Arbiter::new);
         let registry = match &registry_thread {
@@ -253,7 +258,7 @@ impl Services {
         let actors = Actors { registry: registry.clone(), kv: kv.clone(), config: config.clone() };
         let mut dispatcher = Dispatcher::new(actors, DispatchOptions::from(settings));
         let mut watchers = Vec::new();
-        if settings.acl_enabled {
+        if settings.acl.acl_enabled {
             let (acl, poke) = Acl::start(settings, metrics.clone())?;
             dispatcher = dispatcher.with_acl(Arc::new(acl));
             watchers.push(poke);
@@ -265,19 +270,19 @@ impl Services {
         let context = ConnectionContext {
             dispatcher,
             registry,
-            codec: RemotingCodec::new(settings.max_frame_bytes),
-            frame_budget: FrameBudget::new(settings.frame_budget_bytes),
-            frame_timeout: Duration::from_secs(settings.frame_receive_timeout_secs),
-            idle_timeout: Duration::from_secs(settings.idle_timeout_secs),
+            codec: RemotingCodec::new(settings.limits.max_frame_bytes),
+            frame_budget: FrameBudget::new(settings.limits.frame_budget_bytes),
+            frame_timeout: Duration::from_secs(settings.limits.frame_receive_timeout_secs),
+            idle_timeout: Duration::from_secs(settings.listen.idle_timeout_secs),
             flow_limits: FlowLimits {
-                high_bytes: settings.write_buffer_high_bytes,
-                low_bytes: settings.write_buffer_low_bytes,
-                max_in_flight: settings.max_in_flight_per_connection,
-                max_bytes: settings.write_buffer_max_bytes,
+                high_bytes: settings.limits.write_buffer_high_bytes,
+                low_bytes: settings.limits.write_buffer_low_bytes,
+                max_in_flight: settings.limits.max_in_flight_per_connection,
+                max_bytes: settings.limits.write_buffer_max_bytes,
             },
-            reply_budget: ReplyBudget::new(settings.reply_budget_bytes),
+            reply_budget: ReplyBudget::new(settings.limits.reply_budget_bytes),
             metrics,
-            slow_request: Duration::from_millis(settings.slow_request_ms),
+            slow_request: Duration::from_millis(settings.observe.slow_request_ms),
         };
         Ok(Services { context, kv, config, storage, registry_thread, tls, watchers })
     }

@@ -24,7 +24,7 @@ const SLAVE_HA: &str = "127.0.0.1:40911";
 
 /// A server with `supportActingMaster=true`, as `RouteInfoManagerNewTest` runs.
 fn acting_master_server() -> TestServer {
-    TestServer::with(|s| s.support_acting_master = true)
+    TestServer::with(|s| s.routing.support_acting_master = true)
 }
 
 /// A `Default_Broker` member with `topics` plus `baseTopic` (16/16), enableActingMaster=true.
@@ -251,8 +251,8 @@ fn topics_missing_from_a_later_registration_are_kept_by_default() {
 #[test]
 fn topics_missing_from_a_later_registration_are_deleted_when_configured() {
     let server = TestServer::with(|s| {
-        s.support_acting_master = true;
-        s.delete_topic_with_broker_registration = true;
+        s.routing.support_acting_master = true;
+        s.routing.delete_topic_with_broker_registration = true;
     });
     let mut conn = server.client();
     assert_success(&conn.register(&master(&["TestTopic", "TestTopic1"])));
@@ -265,8 +265,8 @@ fn topics_missing_from_a_later_registration_are_deleted_when_configured() {
 #[test]
 fn a_topic_dropped_by_registration_disappears_only_when_the_last_broker_drops_it() {
     let server = TestServer::with(|s| {
-        s.support_acting_master = true;
-        s.delete_topic_with_broker_registration = true;
+        s.routing.support_acting_master = true;
+        s.routing.delete_topic_with_broker_registration = true;
     });
     let mut conn = server.client();
     let first = master(&["TestTopic", "TestTopic1"]);

@@ -22,11 +22,11 @@ fn acl_server(protect: AclProtect) -> (TestServer, std::path::PathBuf) {
     let dir = temp_dir();
     let accounts = write_accounts(&dir, ACCOUNTS);
     let server = TestServer::with_http(|s| {
-        s.acl_enabled = true;
-        s.acl_accounts_file = accounts.display().to_string();
-        s.acl_protect = protect;
-        s.security_reload_interval_ms = 50;
-        s.security_reload_settle_ms = 0;
+        s.acl.acl_enabled = true;
+        s.acl.acl_accounts_file = accounts.display().to_string();
+        s.acl.acl_protect = protect;
+        s.acl.security_reload_interval_ms = 50;
+        s.acl.security_reload_settle_ms = 0;
     });
     (server, dir)
 }
@@ -207,10 +207,10 @@ fn acl_server_with_broker_b() -> (TestServer, std::path::PathBuf) {
     let extra = "\n[[accounts]]\naccess_key = \"broker-b-key\"\nsecret_key = \"broker-b-secret\"\nrole = \"broker\"\nbrokers = [\"broker-b\"]\n";
     let accounts = write_accounts(&dir, &format!("{ACCOUNTS}{extra}"));
     let server = TestServer::with(|s| {
-        s.acl_enabled = true;
-        s.acl_accounts_file = accounts.display().to_string();
-        s.acl_protect = AclProtect::Broker;
-        s.scan_interval_ms = 100;
+        s.acl.acl_enabled = true;
+        s.acl.acl_accounts_file = accounts.display().to_string();
+        s.acl.acl_protect = AclProtect::Broker;
+        s.routing.scan_interval_ms = 100;
     });
     (server, dir)
 }

@@ -22,11 +22,11 @@ fn an_accounts_file_written_in_place_in_two_halves_is_never_in_force_half_writte
     let dir = temp_dir();
     let path = write_accounts(&dir, OLD);
     let server = TestServer::with(|s| {
-        s.acl_enabled = true;
-        s.acl_accounts_file = path.display().to_string();
-        s.acl_protect = AclProtect::Admin;
-        s.security_reload_interval_ms = 20;
-        s.security_reload_settle_ms = 3_000;
+        s.acl.acl_enabled = true;
+        s.acl.acl_accounts_file = path.display().to_string();
+        s.acl.acl_protect = AclProtect::Admin;
+        s.acl.security_reload_interval_ms = 20;
+        s.acl.security_reload_settle_ms = 3_000;
     });
     let mut client = server.client();
     let mut put = |key: &str, secret: &str| {

@@ -17,8 +17,8 @@ const ADDR: &str = "10.0.0.5:10911";
 /// A server whose brokers expire 300 ms after their last registration, scanned every 50 ms.
 fn fast_expiry_server() -> TestServer {
     TestServer::with(|s| {
-        s.scan_interval_ms = 50;
-        s.broker_timeout_ms = 300;
+        s.routing.scan_interval_ms = 50;
+        s.routing.broker_timeout_ms = 300;
     })
 }
 
@@ -82,8 +82,8 @@ fn an_expired_broker_gets_its_connection_closed() {
 #[test]
 fn a_broker_that_keeps_registering_keeps_its_connection() {
     let server = TestServer::with(|s| {
-        s.scan_interval_ms = 50;
-        s.broker_timeout_ms = 1000;
+        s.routing.scan_interval_ms = 50;
+        s.routing.broker_timeout_ms = 1000;
     });
     let mut conn = server.client();
     let broker = Broker::new("C", "b", 0, ADDR).topics(&["T1", "T2"]);

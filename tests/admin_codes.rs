@@ -267,7 +267,7 @@ fn registering_a_topic_stops_at_the_first_unknown_broker_and_a_new_topic_needs_a
 #[test]
 fn single_topic_registrations_are_pruned_by_broker_registrations_when_configured() {
     // RouteInfoManagerNewTest.registerSingleTopicWithBrokerRegistration; every registration carries baseTopic too.
-    let server = TestServer::with(|s| s.delete_topic_with_broker_registration = true);
+    let server = TestServer::with(|s| s.routing.delete_topic_with_broker_registration = true);
     let master =
         |topics: &[&str]| Broker::new("Default_Cluster", "Default_Broker", 0, "127.0.0.1:10911").topics(topics);
     let mut conn = server.client();

@@ -140,8 +140,8 @@ in_both_topologies! {
 
     fn silent_broker_is_removed_after_its_timeout_and_heartbeats_keep_it() {
         let server = TestServer::with(|s| {
-            s.scan_interval_ms = 50;
-            s.broker_timeout_ms = 400;
+            s.routing.scan_interval_ms = 50;
+            s.routing.broker_timeout_ms = 400;
         });
         // Each broker over its own connection, as brokers do: an expired broker's connection is closed.
         let mut silent_conn = server.client();
@@ -167,7 +167,7 @@ in_both_topologies! {
     }
 
     fn broker_registered_timeout_overrides_the_default() {
-        let server = TestServer::with(|s| s.scan_interval_ms = 50);
+        let server = TestServer::with(|s| s.routing.scan_interval_ms = 50);
         let mut broker = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
         broker.heartbeat_timeout_ms = Some(1000);
         let mut conn = server.client();
@@ -214,7 +214,7 @@ in_both_topologies! {
         let broker = Broker::new("c", "big", 0, "127.0.0.1:1").topics(&refs);
         assert!(broker.body_json().len() > 64 * 1024, "large enough to take the large-body path");
         for mode in [LargeBodyDecode::Inline, LargeBodyDecode::Blocking] {
-            let server = TestServer::with(|s| s.large_body_decode = mode);
+            let server = TestServer::with(|s| s.listen.large_body_decode = mode);
             let mut conn = server.client();
             assert_eq!(conn.register(&broker).code, 0, "{mode}");
             let mut client = server.client();

@@ -16,7 +16,7 @@ use common::*;
 
 #[test]
 fn a_connection_over_max_connections_is_closed_and_the_open_ones_and_the_probes_are_served() {
-    let server = TestServer::with_http(|s| s.max_connections = 8);
+    let server = TestServer::with_http(|s| s.limits.max_connections = 8);
     let http = server.http_addr.unwrap();
     let mut open: Vec<Client> = (0..8).map(|_| server.client()).collect();
     assert_success(&open[0].register(&Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"])));

@@ -63,9 +63,9 @@ fn expectations() -> (Pending, Exceptions) {
 fn run_sequence(config: java_model::Config, ops: &[Op], expect: (Pending, Exceptions)) -> Result<(), String> {
     SEQUENCES.fetch_add(1, Ordering::Relaxed);
     let server = TestServer::with(|s| {
-        s.support_acting_master = config.support_acting_master;
-        s.order_message_enable = config.order_message_enable;
-        s.delete_topic_with_broker_registration = config.delete_topic_with_broker_registration;
+        s.routing.support_acting_master = config.support_acting_master;
+        s.routing.order_message_enable = config.order_message_enable;
+        s.routing.delete_topic_with_broker_registration = config.delete_topic_with_broker_registration;
     });
     let model = Model { pending: expect.0, ..Model::new(config, expect.1) };
     let mut world = World::new(&server, model);

@@ -86,7 +86,7 @@ fn metrics_without_an_openmetrics_accept_header_are_the_classic_text_format_with
 
 #[test]
 fn metrics_can_be_switched_off() {
-    let server = TestServer::with_http(|s| s.metrics_enabled = false);
+    let server = TestServer::with_http(|s| s.observe.metrics_enabled = false);
     assert_eq!(get(server.http_addr.unwrap(), "/metrics").status, 404);
     assert_eq!(get(server.http_addr.unwrap(), "/livez").status, 200);
 }
@@ -99,8 +99,8 @@ fn probes_say_live_and_ready_and_readiness_follows_the_wait() {
     assert_eq!(get(http, "/livez").json()["status"], "ok");
 
     let waiting = TestServer::with_http(|s| {
-        s.need_wait_for_service = true;
-        s.wait_seconds_for_service = 2;
+        s.routing.need_wait_for_service = true;
+        s.routing.wait_seconds_for_service = 2;
     });
     let http = waiting.http_addr.unwrap();
     let not_ready = get(http, "/readyz");
@@ -118,7 +118,7 @@ fn the_address_server_answers_this_server_or_the_configured_list() {
     assert_eq!((own.status, own.body.clone()), (200, format!("127.0.0.1:{}", server.addr.port())));
     assert!(own.content_type.starts_with("text/plain"));
 
-    let fleet = TestServer::with_http(|s| s.address_server_list = "10.0.0.1:9876;10.0.0.2:9876".into());
+    let fleet = TestServer::with_http(|s| s.observe.address_server_list = "10.0.0.1:9876;10.0.0.2:9876".into());
     assert_eq!(get(fleet.http_addr.unwrap(), "/rocketmq/nsaddr").body, "10.0.0.1:9876;10.0.0.2:9876");
 }
 
@@ -132,7 +132,7 @@ fn the_address_server_ignores_forged_host_and_forwarding_headers() {
     ];
     // A wildcard bind answers the address the client reached; a specific one, itself.
     for bind in ["0.0.0.0", "127.0.0.1"] {
-        let server = TestServer::with_http(|s| s.bind_address = bind.into());
+        let server = TestServer::with_http(|s| s.listen.bind_address = bind.into());
         let http = server.http_addr.unwrap();
         for (host, headers) in forged {
             let answer = get_with_headers(http, host, "/rocketmq/nsaddr", headers);

@@ -43,7 +43,7 @@ fn requests_without_ext_fields_get_what_java_answers_for_null_fields() {
 
 #[test]
 fn topics_by_cluster_without_ext_fields_is_still_refused_when_the_list_is_disabled() {
-    let server = TestServer::with(|s| s.enable_topic_list = false);
+    let server = TestServer::with(|s| s.routing.enable_topic_list = false);
     let resp = server.client().call(bare(224));
     assert_eq!((resp.code, resp.remark.as_deref()), (1, Some("disable")));
 }

@@ -138,7 +138,7 @@ fn delete_on_a_fresh_store_succeeds_and_leaves_the_namespace_absent() {
     assert_eq!(resp.remark.as_deref(), Some("No config item, Namespace: ORDER_TOPIC_CONFIG"));
     assert_eq!(get_kv(&mut client, ORDER_TOPIC_CONFIG, "UnitTest").code, QUERY_NOT_FOUND);
     // KVConfigManager rewrites the file after every DELETE, even when nothing changed.
-    assert_eq!(read_json(&server.settings.kv_config_path), json!({"configTable": {}}));
+    assert_eq!(read_json(&server.settings.state.kv_config_path), json!({"configTable": {}}));
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn the_kv_file_is_javas_compact_config_table_json() {
     let server = TestServer::start();
     let mut client = server.client();
     put_ok(&mut client, ORDER_TOPIC_CONFIG, "TopicOrder", "broker-a:4;broker-b:4");
-    let bytes = std::fs::read(&server.settings.kv_config_path).unwrap();
+    let bytes = std::fs::read(&server.settings.state.kv_config_path).unwrap();
     assert_eq!(
         String::from_utf8(bytes).unwrap(),
         r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4;broker-b:4"}}}"#,
@@ -224,7 +224,7 @@ fn the_kv_file_is_javas_compact_config_table_json() {
 
     put_ok(&mut client, "ns", "k", "v \"quoted\" é");
     assert_eq!(
-        read_json(&server.settings.kv_config_path),
+        read_json(&server.settings.state.kv_config_path),
         json!({"configTable": {
             "ORDER_TOPIC_CONFIG": {"TopicOrder": "broker-a:4;broker-b:4"},
             "ns": {"k": "v \"quoted\" é"}
@@ -236,7 +236,7 @@ fn the_kv_file_is_javas_compact_config_table_json() {
 fn each_kv_write_keeps_the_previous_file_as_bak() {
     let server = TestServer::start();
     let mut client = server.client();
-    let path = &server.settings.kv_config_path;
+    let path = &server.settings.state.kv_config_path;
     put_ok(&mut client, "ns", "a", "1");
     let first = std::fs::read(path).unwrap();
     put_ok(&mut client, "ns", "b", "2");
@@ -248,7 +248,7 @@ fn each_kv_write_keeps_the_previous_file_as_bak() {
 #[test]
 fn a_java_written_kv_file_is_served_after_start() {
     let settings = test_settings();
-    std::fs::write(&settings.kv_config_path, JAVA_KV_FILE).unwrap();
+    std::fs::write(&settings.state.kv_config_path, JAVA_KV_FILE).unwrap();
     let server = TestServer::with_settings(settings);
     let mut client = server.client();
     assert_eq!(value_of(&get_kv(&mut client, ORDER_TOPIC_CONFIG, "broker-name")), Some("default-broker"));
@@ -264,7 +264,7 @@ fn a_java_written_kv_file_is_served_after_start() {
     put_ok(&mut client, ORDER_TOPIC_CONFIG, "extra", "x");
     let mut expected: Value = serde_json::from_str(JAVA_KV_FILE).unwrap();
     expected["configTable"][ORDER_TOPIC_CONFIG]["extra"] = json!("x");
-    assert_eq!(read_json(&server.settings.kv_config_path), expected);
+    assert_eq!(read_json(&server.settings.state.kv_config_path), expected);
 }
 
 #[test]
@@ -333,7 +333,7 @@ fn register_broker_is_answered_with_the_order_topic_config_table() {
 
 #[test]
 fn register_broker_has_no_body_when_returning_order_topics_is_off() {
-    let server = TestServer::with(|s| s.return_order_topic_config_to_broker = false);
+    let server = TestServer::with(|s| s.routing.return_order_topic_config_to_broker = false);
     let mut client = server.client();
     put_ok(&mut client, ORDER_TOPIC_CONFIG, "TopicOrder", "broker-a:4");
     let resp = client.register(&broker_a());
@@ -344,8 +344,11 @@ fn register_broker_has_no_body_when_returning_order_topics_is_off() {
 #[test]
 fn a_java_kv_file_with_order_topics_is_returned_to_the_first_registering_broker() {
     let settings = test_settings();
-    std::fs::write(&settings.kv_config_path, r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4"}}}"#)
-        .unwrap();
+    std::fs::write(
+        &settings.state.kv_config_path,
+        r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"TopicOrder":"broker-a:4"}}}"#,
+    )
+    .unwrap();
     let server = TestServer::with_settings(settings);
     let resp = server.client().register(&broker_a());
     assert_eq!(resp.code, SUCCESS);
@@ -354,7 +357,7 @@ fn a_java_kv_file_with_order_topics_is_returned_to_the_first_registering_broker(
 
 #[test]
 fn routes_carry_order_topic_conf_when_order_messages_are_enabled() {
-    let server = TestServer::with(|s| s.order_message_enable = true);
+    let server = TestServer::with(|s| s.routing.order_message_enable = true);
     let mut client = server.client();
     assert_eq!(client.register(&broker_a()).code, SUCCESS);
     let route = client.route("TopicOrder").unwrap();

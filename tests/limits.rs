@@ -51,7 +51,7 @@ fn invalid_topic_names_are_left_out_and_the_rest_of_the_registration_applies() {
 
 #[test]
 fn a_registration_over_the_topic_cap_is_refused() {
-    let server = TestServer::with(|s| s.max_topics_per_broker = 3);
+    let server = TestServer::with(|s| s.limits.max_topics_per_broker = 3);
     let mut conn = server.client();
     let resp = conn.register(&Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2", "T3", "T4"]));
     assert_eq!(resp.code, SYSTEM_ERROR);
@@ -62,8 +62,8 @@ fn a_registration_over_the_topic_cap_is_refused() {
 #[test]
 fn kv_values_and_the_kv_store_are_bounded() {
     let server = TestServer::with(|s| {
-        s.kv_max_value_bytes = 1000;
-        s.kv_max_store_bytes = 2500;
+        s.limits.kv_max_value_bytes = 1000;
+        s.limits.kv_max_store_bytes = 2500;
     });
     let mut client = server.client();
     let resp = put_kv(&mut client, "ns", "k", &"v".repeat(1001));
@@ -97,8 +97,8 @@ fn start_frame(client: &mut Client, total: usize, sent: usize) {
 #[test]
 fn large_frames_that_do_not_fit_the_budget_close_their_connection_while_small_ones_pass() {
     let server = TestServer::with(|s| {
-        s.max_frame_bytes = 1 << 20;
-        s.frame_budget_bytes = 1 << 20;
+        s.limits.max_frame_bytes = 1 << 20;
+        s.limits.frame_budget_bytes = 1 << 20;
     });
     let mut first = server.client();
     start_frame(&mut first, 800 * 1024, 4096);
@@ -123,7 +123,7 @@ fn large_frames_that_do_not_fit_the_budget_close_their_connection_while_small_on
 
 #[test]
 fn a_frame_not_complete_within_the_receive_deadline_closes_its_connection() {
-    let server = TestServer::with(|s| s.frame_receive_timeout_secs = 1);
+    let server = TestServer::with(|s| s.limits.frame_receive_timeout_secs = 1);
     let mut slow = server.client();
     start_frame(&mut slow, 100, 10);
     for _ in 0..3 {
@@ -137,8 +137,8 @@ fn a_frame_not_complete_within_the_receive_deadline_closes_its_connection() {
 #[test]
 fn a_peer_that_never_reads_stalls_only_itself() {
     let server = TestServer::with(|s| {
-        s.write_buffer_high_bytes = 64 * 1024;
-        s.write_buffer_low_bytes = 16 * 1024;
+        s.limits.write_buffer_high_bytes = 64 * 1024;
+        s.limits.write_buffer_low_bytes = 16 * 1024;
     });
     let topics: Vec<String> = (0..2000).map(|i| format!("Topic-{i}")).collect();
     let refs: Vec<&str> = topics.iter().map(String::as_str).collect();

@@ -40,9 +40,9 @@ fn accepted_until_quiet(listeners: &[TcpListener], quiet: Duration) -> usize {
 #[test]
 fn a_churned_lowest_id_opens_no_more_connections_than_the_limits_allow() {
     let server = TestServer::with(|s| {
-        s.notify_min_broker_id_changed = true;
-        s.notify_max_per_second = 5;
-        s.notify_max_in_flight = 4;
+        s.routing.notify_min_broker_id_changed = true;
+        s.routing.notify_max_per_second = 5;
+        s.routing.notify_max_in_flight = 4;
     });
     // Ten members (ids 1..=10), each at a listener of its own that counts connections.
     let listeners: Vec<TcpListener> = (0..10).map(|_| TcpListener::bind("127.0.0.1:0").expect("bind")).collect();

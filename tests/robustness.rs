@@ -64,7 +64,7 @@ in_both_topologies! {
     }
 
     fn an_oversized_frame_is_refused_at_the_configured_limit() {
-        let server = TestServer::with(|s| s.max_frame_bytes = 4096);
+        let server = TestServer::with(|s| s.limits.max_frame_bytes = 4096);
         let mut small = server.client();
         assert_eq!(small.call(route_request("x", 479).with_body(vec![b' '; 3000])).code, 17);
         let mut big = server.client();
@@ -134,7 +134,7 @@ in_both_topologies! {
         let resp = client.read_frame().unwrap();
         assert_eq!((resp.opaque, resp.code, resp.serialize_type), (4242, 17, SerializeType::RocketMq));
 
-        let forced = TestServer::with(|s| s.response_serialize_type = ResponseSerializeType::Json);
+        let forced = TestServer::with(|s| s.listen.response_serialize_type = ResponseSerializeType::Json);
         let mut client = forced.client();
         client.send(&binary);
         assert_eq!(client.read_frame().unwrap().serialize_type, SerializeType::Json);
@@ -160,7 +160,7 @@ in_both_topologies! {
     }
 
     fn idle_connections_are_closed() {
-        let server = TestServer::with(|s| s.idle_timeout_secs = 1);
+        let server = TestServer::with(|s| s.listen.idle_timeout_secs = 1);
         let mut idle = server.client();
         assert!(idle.closed_by_server(Duration::from_secs(4)));
         assert_eq!(server.client().call(RemotingCommand::request(106, None)).code, 0);

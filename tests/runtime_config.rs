@@ -71,8 +71,11 @@ fn get_namesrv_config_answers_sorted_java_named_lines() {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
     assert!(text.lines().any(|l| l.starts_with("listenPort=")), "missing listenPort in\n{text}");
-    assert_eq!(config_value(&text, "kvConfigPath").as_deref(), Some(server.settings.kv_config_path.as_str()));
-    assert_eq!(config_value(&text, "configStorePath").as_deref(), Some(server.settings.config_store_path.as_str()));
+    assert_eq!(config_value(&text, "kvConfigPath").as_deref(), Some(server.settings.state.kv_config_path.as_str()));
+    assert_eq!(
+        config_value(&text, "configStorePath").as_deref(),
+        Some(server.settings.state.config_store_path.as_str())
+    );
 }
 
 #[test]
@@ -92,15 +95,15 @@ fn get_namesrv_config_lists_javas_remoting_keys_with_what_this_server_does() {
         ("serverSocketRcvBufSize", "0"),
         ("serverPooledByteBufAllocatorEnable", "false"),
         ("useEpollNativeSelector", epoll.as_str()),
-        ("writeBufferHighWaterMark", &server.settings.write_buffer_high_bytes.to_string()),
-        ("writeBufferLowWaterMark", &server.settings.write_buffer_low_bytes.to_string()),
+        ("writeBufferHighWaterMark", &server.settings.limits.write_buffer_high_bytes.to_string()),
+        ("writeBufferLowWaterMark", &server.settings.limits.write_buffer_low_bytes.to_string()),
         ("clusterTest", "false"),
         ("productEnvName", "center"),
     ] {
         assert_eq!(config_value(&text, key).as_deref(), Some(value), "{key} in\n{text}");
     }
     let home = config_value(&text, "rocketmqHome").unwrap_or_default();
-    let state_dir = Path::new(&server.settings.kv_config_path).parent().unwrap().display().to_string();
+    let state_dir = Path::new(&server.settings.state.kv_config_path).parent().unwrap().display().to_string();
     assert_eq!(home, state_dir, "rocketmqHome: the state directory when unset");
     assert_eq!(config_pairs(&text).iter().filter(|(k, _)| k == "rocketmqHome").count(), 1);
 }
@@ -108,7 +111,7 @@ fn get_namesrv_config_lists_javas_remoting_keys_with_what_this_server_does() {
 #[test]
 fn get_namesrv_config_reports_the_port_actually_bound_when_listen_port_is_zero() {
     let server = TestServer::start();
-    assert_eq!(server.settings.listen_port, 0);
+    assert_eq!(server.settings.listen.listen_port, 0);
     let text = get_config(&mut server.client());
     // As in Java's NamesrvStartup, `listenPort=0` binds an ephemeral port and the real port is written back.
     assert_eq!(
@@ -136,7 +139,8 @@ fn disabling_the_all_topic_list_at_runtime_takes_effect_and_is_persisted() {
     let text = get_config(&mut client);
     assert!(text.lines().any(|l| l == "enableAllTopicList=false"), "GET shows the change:\n{text}");
 
-    let stored = std::fs::read_to_string(&server.settings.config_store_path).expect("UPDATE_NAMESRV_CONFIG persisted");
+    let stored =
+        std::fs::read_to_string(&server.settings.state.config_store_path).expect("UPDATE_NAMESRV_CONFIG persisted");
     assert_eq!(
         stored, "enableAllTopicList=false\n",
         "only the changed key is persisted: the file is a layer the next start reads over the config files"
@@ -144,7 +148,7 @@ fn disabling_the_all_topic_list_at_runtime_takes_effect_and_is_persisted() {
 
     assert_eq!(update_config(&mut client, Some("enableAllTopicList=true")).code, SUCCESS);
     assert_eq!(all_topic_list(&mut client).code, SUCCESS);
-    let bak = std::fs::read_to_string(with_suffix(&server.settings.config_store_path, ".bak")).unwrap();
+    let bak = std::fs::read_to_string(with_suffix(&server.settings.state.config_store_path, ".bak")).unwrap();
     assert_eq!(bak, stored, "the previous file is copied to .bak first (MixAll.string2File)");
 }
 
@@ -167,7 +171,7 @@ fn blacklisted_keys_are_refused_with_no_permission_and_change_nothing() {
     }
     assert_eq!(get_config(&mut client), before, "nothing changed");
     assert_eq!(all_topic_list(&mut client).code, SUCCESS, "the allowed key in a refused update is not applied");
-    assert!(!Path::new(&server.settings.config_store_path).exists(), "nothing was persisted");
+    assert!(!Path::new(&server.settings.state.config_store_path).exists(), "nothing was persisted");
 }
 
 // Java ignores keys that are no setting (RequestProcessorTest.testUpdateConfig sends "{key=value}"
@@ -201,7 +205,7 @@ fn restart_only_keys_are_refused_and_nothing_is_applied_or_persisted() {
         assert!(remark.contains("applies only at start"), "{body:?}: {remark}");
     }
     assert_eq!(get_config(&mut client), before, "nothing changed");
-    assert!(!Path::new(&server.settings.config_store_path).exists(), "nothing was persisted");
+    assert!(!Path::new(&server.settings.state.config_store_path).exists(), "nothing was persisted");
     assert!(client.route("TopicOrder").is_ok(), "routing stays on");
     assert_eq!(all_topic_list(&mut client).code, SUCCESS);
 }
@@ -231,7 +235,7 @@ fn one_update_cannot_cut_the_broker_timeout_below_the_runtime_minimum() {
         assert!(remark.contains("outside the runtime range 60000..=86400000"), "{body:?}: {remark}");
     }
     assert_eq!(get_config(&mut client), before, "nothing changed");
-    assert!(!Path::new(&server.settings.config_store_path).exists(), "nothing was persisted");
+    assert!(!Path::new(&server.settings.state.config_store_path).exists(), "nothing was persisted");
     assert!(client.route("TopicOrder").is_ok(), "the broker stays routed");
     assert_success(&update_config(&mut client, Some("broker_timeout_ms=60000")));
     assert_eq!(config_value(&get_config(&mut client), "broker_timeout_ms").as_deref(), Some("60000"));

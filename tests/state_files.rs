@@ -36,7 +36,7 @@ fn mkfifo(path: &Path) {
 fn a_first_kv_change_of_a_mebibyte_in_a_fresh_state_directory_is_stored() {
     let mut settings = test_settings();
     let dir = temp_dir().join("state/not/created/yet");
-    settings.kv_config_path = dir.join("kvConfig.json").display().to_string();
+    settings.state.kv_config_path = dir.join("kvConfig.json").display().to_string();
     let server = TestServer::with_settings(settings.clone());
     let mut client = server.client();
     let value = "v".repeat(1024 * 1024);
@@ -115,7 +115,7 @@ fn planted_bak_and_tmp_links_are_replaced_and_nothing_outside_the_state_director
     let settings = test_settings();
     let outside = temp_dir().join("outside.txt");
     std::fs::write(&outside, "not namesrv's").unwrap();
-    let kv = Path::new(&settings.kv_config_path).to_owned();
+    let kv = Path::new(&settings.state.kv_config_path).to_owned();
     std::fs::write(&kv, r#"{"configTable":{}}"#).unwrap();
     for suffix in [".bak", ".tmp"] {
         std::os::unix::fs::symlink(&outside, format!("{}{suffix}", kv.display())).unwrap();

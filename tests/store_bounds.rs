@@ -36,8 +36,8 @@ fn order_topic_config_past_its_default_bound_is_refused_and_never_reaches_regist
 #[test]
 fn tiny_kv_entries_count_their_overhead_against_the_store_bound() {
     let server = TestServer::with(|s| {
-        s.kv_max_store_bytes = 64 * 1024;
-        s.kv_max_value_bytes = 1024;
+        s.limits.kv_max_store_bytes = 64 * 1024;
+        s.limits.kv_max_value_bytes = 1024;
     });
     let mut client = server.client();
     let mut stored = 0;
@@ -60,7 +60,7 @@ fn tiny_kv_entries_count_their_overhead_against_the_store_bound() {
 
 #[test]
 fn a_registration_past_the_global_topic_bound_is_refused_whole() {
-    let server = TestServer::with(|s| s.max_topics_total = 5);
+    let server = TestServer::with(|s| s.limits.max_topics_total = 5);
     let mut client = server.client();
     let a = Broker::new("c", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2", "T3"]);
     let b = Broker::new("c", "broker-b", 0, "127.0.0.1:10912").topics(&["T3", "T4", "T5"]);

@@ -25,10 +25,10 @@ fn tls_server(
     let dir = temp_dir();
     let (cert, key) = pki.write_server(&dir, "namesrv-1");
     let server = TestServer::with_http(|s| {
-        s.tls_mode = mode;
-        s.tls_cert_file = cert.display().to_string();
-        s.tls_key_file = key.display().to_string();
-        s.security_reload_interval_ms = 50;
+        s.tls.tls_mode = mode;
+        s.tls.tls_cert_file = cert.display().to_string();
+        s.tls.tls_key_file = key.display().to_string();
+        s.acl.security_reload_interval_ms = 50;
         edit(s);
     });
     (server, dir)
@@ -78,7 +78,8 @@ fn with_a_client_ca_only_clients_with_a_certificate_from_it_get_through() {
     let clients = Pki::new("client CA");
     let ca_file = temp_dir().join("clients.pem");
     std::fs::write(&ca_file, clients.ca_pem()).unwrap();
-    let (server, _dir) = tls_server(TlsMode::Enforcing, &pki, |s| s.tls_client_ca_file = ca_file.display().to_string());
+    let (server, _dir) =
+        tls_server(TlsMode::Enforcing, &pki, |s| s.tls.tls_client_ca_file = ca_file.display().to_string());
     // With TLS 1.3 the client finishes its side before the server checks its certificate: the
     // refusal shows as a handshake error or as the connection closing on the first request.
     let attempt = |identity| {
@@ -136,7 +137,7 @@ fn a_bad_certificate_on_rotation_keeps_the_one_in_use() {
 #[test]
 fn stalled_handshakes_time_out_without_holding_up_anyone_else() {
     let pki = Pki::new("test CA");
-    let (server, _dir) = tls_server(TlsMode::Permissive, &pki, |s| s.tls_handshake_timeout_ms = 300);
+    let (server, _dir) = tls_server(TlsMode::Permissive, &pki, |s| s.tls.tls_handshake_timeout_ms = 300);
     let stalled: Vec<TcpStream> = (0..50)
         .map(|_| {
             let mut s = TcpStream::connect(server.addr).unwrap();

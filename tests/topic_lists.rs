@@ -37,7 +37,7 @@ in_both_topologies! {
     }
 
     fn all_topic_list_is_refused_when_disabled() {
-        let server = TestServer::with(|s| s.enable_all_topic_list = false);
+        let server = TestServer::with(|s| s.routing.enable_all_topic_list = false);
         let mut conn = server.client();
         conn.register(&Broker::new("c", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]));
         let resp = server.client().call(RemotingCommand::request(206, None));
@@ -80,7 +80,7 @@ in_both_topologies! {
     }
 
     fn topic_lists_are_refused_when_disabled_even_without_a_header() {
-        let server = TestServer::with(|s| s.enable_topic_list = false);
+        let server = TestServer::with(|s| s.routing.enable_topic_list = false);
         let mut conn = server.client();
         conn.register(&Broker::new("c1", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]));
         let mut client = server.client();
@@ -101,7 +101,7 @@ in_both_topologies! {
     }
 
     fn system_topic_list_names_clusters_and_brokers_and_the_first_groups_lowest_id_address() {
-        let server = TestServer::with(|s| s.enable_topic_list = false);
+        let server = TestServer::with(|s| s.routing.enable_topic_list = false);
         let mut conn = server.client();
         // broker-a has only slaves (ids 2 and 1); broker-b has a master.
         conn.register(&Broker::new("c1", "broker-a", 2, "127.0.0.1:20912").topics(&["T1", "T2"]));

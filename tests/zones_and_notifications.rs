@@ -113,8 +113,8 @@ fn route_is_not_filtered_without_zone_mode_or_with_a_blank_zone_name() {
 /// A server with the readiness gate configured and a broker hosting `T1` registered.
 fn gated_server(need_wait: bool, wait_secs: u64) -> (TestServer, Client) {
     let server = TestServer::with(|s| {
-        s.need_wait_for_service = need_wait;
-        s.wait_seconds_for_service = wait_secs;
+        s.routing.need_wait_for_service = need_wait;
+        s.routing.wait_seconds_for_service = wait_secs;
     });
     let mut conn = server.client();
     assert_success(&conn.register(&Broker::new("c", "b", 0, "127.0.0.1:10911").topics(&["T1", "T2"])));
@@ -226,7 +226,7 @@ fn acting_member(id: i64, addr: &str, ha: &str) -> Broker {
 
 #[test]
 fn master_registering_below_the_lowest_id_notifies_the_other_members() {
-    let server = TestServer::with(|s| s.notify_min_broker_id_changed = true);
+    let server = TestServer::with(|s| s.routing.notify_min_broker_id_changed = true);
     let (listener_a, addr_a) = fake_broker();
     let (listener_b, addr_b) = fake_broker();
     let mut slave_conn = server.client();
@@ -249,7 +249,7 @@ fn master_registering_below_the_lowest_id_notifies_the_other_members() {
 
 #[test]
 fn unregistering_the_lowest_id_of_an_acting_master_group_notifies_the_remaining_members() {
-    let server = TestServer::with(|s| s.notify_min_broker_id_changed = true);
+    let server = TestServer::with(|s| s.routing.notify_min_broker_id_changed = true);
     let (listener_a, addr_a) = fake_broker();
     let (listener_b, addr_b) = fake_broker();
     let mut slave_conn = server.client();
@@ -351,7 +351,7 @@ fn closing_an_old_connection_leaves_a_broker_that_re_registered_over_a_new_one()
 
 #[test]
 fn broker_that_keeps_re_registering_is_never_expired_and_expires_once_it_stops() {
-    let server = TestServer::with(|s| s.scan_interval_ms = 50);
+    let server = TestServer::with(|s| s.routing.scan_interval_ms = 50);
     let mut broker = Broker::new("c", "b", 0, "127.0.0.1:10911").topics(&["T1", "T2"]);
     broker.heartbeat_timeout_ms = Some(1000);
     let mut conn_a = server.client();

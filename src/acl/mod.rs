@@ -93,8 +93,8 @@ impl Acl {
     /// Loads `acl_accounts_file` (a bad file stops start-up) and watches it: re-read when it
     /// changes (every `security_reload_interval_ms`) and whenever the returned [`Poke`] is poked.
     pub fn start(settings: &Settings, metrics: Option<Arc<Metrics>>) -> Result<(Acl, Poke), AclError> {
-        let path = PathBuf::from(&settings.acl_accounts_file);
-        let acl = Acl::new(Accounts::load(&path)?, settings.acl_protect, metrics);
+        let path = PathBuf::from(&settings.acl.acl_accounts_file);
+        let acl = Acl::new(Accounts::load(&path)?, settings.acl.acl_protect, metrics);
         warn_if_readable_by_others(&path);
         info!(file = %path.display(), accounts = acl.accounts.load().len(), protect = %acl.protect, "access control on");
         let table = acl.accounts.clone();

@@ -126,18 +126,18 @@ pub struct DispatchOptions {
 impl From<&Settings> for DispatchOptions {
     fn from(s: &Settings) -> Self {
         Self {
-            response_serialization: match s.response_serialize_type {
+            response_serialization: match s.listen.response_serialize_type {
                 ResponseSerializeType::Request => None,
                 ResponseSerializeType::Json => Some(SerializeType::Json),
                 ResponseSerializeType::RocketMq => Some(SerializeType::RocketMq),
             },
-            response_version: s.response_version,
+            response_version: s.listen.response_version,
             body_limits: BodyLimits {
-                max_inflated_bytes: s.max_inflated_body_bytes,
-                max_topics: s.max_topics_per_broker,
+                max_inflated_bytes: s.limits.max_inflated_body_bytes,
+                max_topics: s.limits.max_topics_per_broker,
             },
-            body_decode: s.large_body_decode,
-            kv_max_value_bytes: s.kv_max_value_bytes,
+            body_decode: s.listen.large_body_decode,
+            kv_max_value_bytes: s.limits.kv_max_value_bytes,
             batch_route_queries: s.connection_threads() > 1,
         }
     }

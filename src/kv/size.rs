@@ -27,7 +27,10 @@ pub struct KvLimits {
 
 impl From<&Settings> for KvLimits {
     fn from(s: &Settings) -> Self {
-        KvLimits { max_store_bytes: s.kv_max_store_bytes, max_order_topic_bytes: s.kv_max_order_topic_config_bytes }
+        KvLimits {
+            max_store_bytes: s.limits.kv_max_store_bytes,
+            max_order_topic_bytes: s.limits.kv_max_order_topic_config_bytes,
+        }
     }
 }
 

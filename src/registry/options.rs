@@ -42,19 +42,19 @@ impl Default for RegistryOptions {
 impl From<&Settings> for RegistryOptions {
     fn from(s: &Settings) -> Self {
         Self {
-            default_broker_timeout_ms: s.broker_timeout_ms,
-            delete_topic_with_broker_registration: s.delete_topic_with_broker_registration,
-            support_acting_master: s.support_acting_master,
-            order_message_enable: s.order_message_enable,
-            return_order_topic_config_to_broker: s.return_order_topic_config_to_broker,
-            enable_all_topic_list: s.enable_all_topic_list,
-            enable_topic_list: s.enable_topic_list,
-            notify_min_broker_id_changed: s.notify_min_broker_id_changed,
-            need_wait_for_service: s.need_wait_for_service,
-            wait_seconds_for_service: s.wait_seconds_for_service,
-            route_cache_max_bytes: s.route_cache_max_bytes,
-            expiry_guard_percent: s.expiry_guard_percent,
-            max_topics_total: s.max_topics_total,
+            default_broker_timeout_ms: s.routing.broker_timeout_ms,
+            delete_topic_with_broker_registration: s.routing.delete_topic_with_broker_registration,
+            support_acting_master: s.routing.support_acting_master,
+            order_message_enable: s.routing.order_message_enable,
+            return_order_topic_config_to_broker: s.routing.return_order_topic_config_to_broker,
+            enable_all_topic_list: s.routing.enable_all_topic_list,
+            enable_topic_list: s.routing.enable_topic_list,
+            notify_min_broker_id_changed: s.routing.notify_min_broker_id_changed,
+            need_wait_for_service: s.routing.need_wait_for_service,
+            wait_seconds_for_service: s.routing.wait_seconds_for_service,
+            route_cache_max_bytes: s.routing.route_cache_max_bytes,
+            expiry_guard_percent: s.routing.expiry_guard_percent,
+            max_topics_total: s.limits.max_topics_total,
         }
     }
 }

@@ -44,7 +44,7 @@ pub enum SnapshotError {
 
 /// Where the snapshot of a server with these settings lives.
 pub fn path_for(settings: &Settings) -> PathBuf {
-    let kv = Path::new(&settings.kv_config_path);
+    let kv = Path::new(&settings.state.kv_config_path);
     kv.parent().unwrap_or(Path::new(".")).join(FILE_NAME)
 }
 
@@ -236,12 +236,12 @@ pub struct WarmStart {
 /// At start: loads the snapshot (when `warm_restart` is on and one usable is there) into the
 /// registry, and starts the writer thread the registry hands its snapshots to.
 pub async fn warm_start(settings: &Settings, registry: &RegistryHandle) -> WarmStart {
-    if !settings.warm_restart {
+    if !settings.routing.warm_restart {
         return WarmStart { writer: None, loaded: 0 };
     }
     let path = path_for(settings);
     let begin = Instant::now();
-    let snapshot = match read(&path, wall_ms(), settings.warm_restart_max_age_ms) {
+    let snapshot = match read(&path, wall_ms(), settings.routing.warm_restart_max_age_ms) {
         Ok(found) => found,
         Err(error) => {
             warn!(%error, "route snapshot ignored: starting with empty tables");

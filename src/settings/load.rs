@@ -10,7 +10,7 @@ use tracing::warn;
 use super::java::{self, JavaKey};
 use super::overrides::{self, FileValues, RuntimeOverrides};
 use super::sources::{env_layer, flags_layer, read_file, Layer, Origin, Sources};
-use super::{addr, properties, ConfigFormat, Settings, SettingsError, JAVA_NAMES};
+use super::{addr, properties, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
 
 impl Settings {
     /// Loads every layer. `overrides` are the command-line flags, as (key, value) pairs.
@@ -71,9 +71,9 @@ impl Sources {
         // As in Java's NamesrvStartup, a properties file given with -c is where runtime updates
         // are persisted (rewritten in place), so it is its own runtime-updates layer.
         match self.config_file.as_ref().filter(|_| config_is_properties && !store_path_set) {
-            Some(path) => settings.config_store_path = path.display().to_string(),
+            Some(path) => settings.state.config_store_path = path.display().to_string(),
             None => {
-                let store = Path::new(&settings.config_store_path);
+                let store = Path::new(&settings.state.config_store_path);
                 if self.config_file.as_deref() == Some(store) {
                     let reason = "names the TOML -c file, but runtime updates are written as Java properties";
                     return Err(SettingsError::Invalid { key: "config_store_path", reason: reason.into() });
@@ -86,7 +86,7 @@ impl Sources {
             }
         }
         if !layers.iter().any(|l| l.sets("http_listen")) {
-            settings.http_listen = follow_remoting_listener(&settings)?;
+            settings.observe.http_listen = follow_remoting_listener(&settings)?;
         }
         settings.validate().map_err(|error| blame(&layers, error))?;
         Ok(settings)
@@ -96,13 +96,15 @@ impl Sources {
 /// `http_listen` when no layer sets it: the remoting listener's host, four ports up, so that
 /// `--listen 127.0.0.1:P` keeps HTTP on loopback too and two servers on one host do not share it.
 fn follow_remoting_listener(settings: &Settings) -> Result<String, SettingsError> {
-    addr::default_http_listen(&settings.bind_address, settings.listen_port).ok_or_else(|| SettingsError::Invalid {
-        key: "http_listen",
-        reason: format!(
-            "listen_port {} leaves no port for it ({} above it is past 65535): set it, or empty to turn it off",
-            settings.listen_port,
-            addr::HTTP_PORT_OFFSET
-        ),
+    addr::default_http_listen(&settings.listen.bind_address, settings.listen.listen_port).ok_or_else(|| {
+        SettingsError::Invalid {
+            key: "http_listen",
+            reason: format!(
+                "listen_port {} leaves no port for it ({} above it is past 65535): set it, or empty to turn it off",
+                settings.listen.listen_port,
+                addr::HTTP_PORT_OFFSET
+            ),
+        }
     })
 }
 
@@ -169,7 +171,7 @@ impl Sources {
     /// The runtime-updates file of `settings` against the config files, without logging; `None`
     /// when there is no such file or it is the `-c` file.
     pub fn runtime_overrides(&self, settings: &Settings) -> Result<Option<RuntimeOverrides>, SettingsError> {
-        let store = Path::new(&settings.config_store_path);
+        let store = Path::new(&settings.state.config_store_path);
         if self.is_store(store) || !store.exists() {
             return Ok(None);
         }
@@ -234,7 +236,25 @@ pub(super) fn merge(base: &Settings, layers: Vec<Map<String, Value>>) -> Result<
             builder = builder.set_override(canonical_key(&key), value)?;
         }
     }
-    Ok(builder.build()?.try_deserialize()?)
+    from_config(builder.build()?)
+}
+
+/// The settings in `config`, group by group; a key no group has stops it, named as serde's
+/// `deny_unknown_fields` would (flattened groups cannot deny unknown keys themselves).
+fn from_config(config: Config) -> Result<Settings, SettingsError> {
+    let mut keys = config.clone().try_deserialize::<Map<String, Value>>()?.into_keys();
+    if let Some(key) = keys.find(|key| !KEY_ORDER.contains(&key.as_str())) {
+        return Err(<ConfigError as serde::de::Error>::unknown_field(&key, KEY_ORDER).into());
+    }
+    Ok(Settings {
+        listen: config.clone().try_deserialize()?,
+        routing: config.clone().try_deserialize()?,
+        state: config.clone().try_deserialize()?,
+        limits: config.clone().try_deserialize()?,
+        observe: config.clone().try_deserialize()?,
+        acl: config.clone().try_deserialize()?,
+        tls: config.try_deserialize()?,
+    })
 }
 
 /// Maps a Java spelling (any case) to our key; other keys pass unchanged, to fail by name.
@@ -323,10 +343,10 @@ mod tests {
             "enable_topic_list = true\nscan_interval_ms = 500\nacl_enabled = true\nacl_accounts_file = \"/a\"\n";
         let s = sources(&dir, config, &[("scan_interval_ms", "900")]);
         let settings = s.load().unwrap();
-        assert!(settings.acl_enabled, "the runtime-updates file cannot turn access control off");
-        assert!(!settings.enable_topic_list, "the update wins over the -c file");
-        assert_eq!(settings.scan_interval_ms, 900, "a flag wins over the update");
-        assert_ne!(settings.kv_config_path, "/elsewhere.json", "runtime updates never move the state");
+        assert!(settings.acl.acl_enabled, "the runtime-updates file cannot turn access control off");
+        assert!(!settings.routing.enable_topic_list, "the update wins over the -c file");
+        assert_eq!(settings.routing.scan_interval_ms, 900, "a flag wins over the update");
+        assert_ne!(settings.state.kv_config_path, "/elsewhere.json", "runtime updates never move the state");
     }
 
     fn load_properties(name: &str, bytes: &[u8]) -> Result<Settings, SettingsError> {
@@ -349,13 +369,13 @@ mod tests {
     #[test]
     fn java_files_with_a_byte_order_mark_latin1_text_or_trailing_spaces_load() {
         let bom = load_properties("bom", b"\xef\xbb\xbflistenPort=9877\n").unwrap();
-        assert_eq!(bom.listen_port, 9877);
+        assert_eq!(bom.listen.listen_port, 9877);
         let latin1 = load_properties("latin1", b"rocketmqHome=/opt/caf\xe9\nlistenPort=9878\n").unwrap();
-        assert_eq!((latin1.rocketmq_home.as_str(), latin1.listen_port), ("/opt/caf\u{e9}", 9878));
+        assert_eq!((latin1.state.rocketmq_home.as_str(), latin1.listen.listen_port), ("/opt/caf\u{e9}", 9878));
         let spaces = load_properties("spaces", b"listenPort=9879  \nenableTopicList=false \t\nrocketmqHome= /x \n");
         let spaces = spaces.unwrap();
-        assert_eq!((spaces.listen_port, spaces.enable_topic_list), (9879, false));
-        assert_eq!(spaces.rocketmq_home, "/x", "properties2Object trims strings too");
+        assert_eq!((spaces.listen.listen_port, spaces.routing.enable_topic_list), (9879, false));
+        assert_eq!(spaces.state.rocketmq_home, "/x", "properties2Object trims strings too");
     }
 
     #[test]

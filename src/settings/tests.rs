@@ -16,7 +16,9 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
 fn no_store(name: &str) -> (Vec<(String, String)>, Settings) {
     let path = std::env::temp_dir().join(format!("namesrv-settings-{}-{name}-none", std::process::id()));
     let path = path.display().to_string();
-    (vec![("config_store_path".into(), path.clone())], Settings { config_store_path: path, ..Settings::default() })
+    let mut settings = Settings::default();
+    settings.state.config_store_path = path.clone();
+    (vec![("config_store_path".into(), path)], settings)
 }
 
 #[test]
@@ -32,7 +34,10 @@ fn later_layers_win_and_java_names_are_accepted() {
     let user = temp_file("user.toml", "scanNotActiveBrokerInterval = 2000\nbindAddress = \"127.0.0.1\"\n");
     let flags = vec![("listen_port".to_owned(), "3".to_owned())];
     let s = Settings::load(Some(&base), Some(&user), "NAMESRV_TEST_LAYERS", &flags).unwrap();
-    assert_eq!((s.scan_interval_ms, s.listen_port, s.bind_address.as_str()), (2000, 3, "127.0.0.1"));
+    assert_eq!(
+        (s.routing.scan_interval_ms, s.listen.listen_port, s.listen.bind_address.as_str()),
+        (2000, 3, "127.0.0.1")
+    );
 }
 
 #[test]
@@ -66,7 +71,7 @@ fn a_java_properties_file_is_accepted_with_its_java_only_keys_ignored() {
         "listenPort=9999\nclientRequestThreadPoolNums=8\nscanNotActiveBrokerInterval : 700\norderMessageEnable=true\n",
     );
     let s = Settings::load(None, Some(&file), "NAMESRV_TEST_PROPS", &[]).unwrap();
-    assert_eq!((s.listen_port, s.scan_interval_ms, s.order_message_enable), (9999, 700, true));
+    assert_eq!((s.listen.listen_port, s.routing.scan_interval_ms, s.routing.order_message_enable), (9999, 700, true));
     let bad = temp_file("bad.properties", "noSuchKey=1\n");
     let err = Settings::load(None, Some(&bad), "NAMESRV_TEST_PROPS2", &[]).unwrap_err().to_string();
     assert!(err.contains("noSuchKey"), "{err}");
@@ -82,7 +87,8 @@ fn java_view_uses_java_names() {
 
 #[test]
 fn printed_config_loads_back_to_the_same_settings() {
-    let original = Settings { listen_port: 1234, ..no_store("printed").1 };
+    let mut original = no_store("printed").1;
+    original.listen.listen_port = 1234;
     let path = temp_file("printed.toml", &original.to_toml_lines());
     assert_eq!(Settings::load(None, Some(&path), "NAMESRV_TEST_PRINTED", &[]).unwrap(), original);
 }

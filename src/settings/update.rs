@@ -61,7 +61,13 @@ impl Settings {
         let black_list: Vec<String> = FIXED_BLACK_LIST
             .iter()
             .map(|k| canonical_key(k))
-            .chain(self.config_black_list.split(';').filter(|k| !k.trim().is_empty()).map(|k| canonical_key(k.trim())))
+            .chain(
+                self.state
+                    .config_black_list
+                    .split(';')
+                    .filter(|k| !k.trim().is_empty())
+                    .map(|k| canonical_key(k.trim())),
+            )
             .collect();
         if let Some((key, _)) = changes.iter().find(|(k, _)| black_list.contains(&canonical_key(k))) {
             return Err(UpdateError::BlackListed(key.clone()));
@@ -90,7 +96,7 @@ impl Settings {
     fn runtime_range(&self, key: &str) -> Option<Option<(u64, u64)>> {
         let range = RUNTIME_KEYS.iter().find(|(k, _)| *k == key)?.1;
         Some(match key {
-            "broker_timeout_ms" => range.map(|(min, max)| (min.max(self.runtime_min_broker_timeout_ms), max)),
+            "broker_timeout_ms" => range.map(|(min, max)| (min.max(self.routing.runtime_min_broker_timeout_ms), max)),
             _ => range,
         })
     }
@@ -166,15 +172,16 @@ mod tests {
     fn runtime_keys_are_type_and_range_checked_and_report_what_changed() {
         let s = Settings::default();
         let (updated, changed) = update(&s, &[("enableTopicList", "FALSE"), ("broker_timeout_ms", "60000")]).unwrap();
-        assert!(!updated.enable_topic_list);
-        assert_eq!(updated.broker_timeout_ms, 60_000);
+        assert!(!updated.routing.enable_topic_list);
+        assert_eq!(updated.routing.broker_timeout_ms, 60_000);
         assert_eq!(changed[0], Changed { key: "enableTopicList".into(), old: "true".into(), new: "false".into() });
         assert!(update(&s, &[("enableTopicList", "yes")]).is_err());
         assert!(update(&s, &[("broker_timeout_ms", "5")]).unwrap_err().to_string().contains("outside"));
         let short = update(&s, &[("broker_timeout_ms", "59999")]).unwrap_err().to_string();
         assert_eq!(short, "invalid value for broker_timeout_ms: 59999 is outside the runtime range 60000..=86400000");
-        let lowered = Settings { runtime_min_broker_timeout_ms: 10_000, ..Settings::default() };
-        assert_eq!(update(&lowered, &[("broker_timeout_ms", "10000")]).unwrap().0.broker_timeout_ms, 10_000);
+        let mut lowered = Settings::default();
+        lowered.routing.runtime_min_broker_timeout_ms = 10_000;
+        assert_eq!(update(&lowered, &[("broker_timeout_ms", "10000")]).unwrap().0.routing.broker_timeout_ms, 10_000);
         assert!(update(&lowered, &[("runtime_min_broker_timeout_ms", "1000")]).is_err(), "restart only");
         assert!(update(&s, &[("broker_timeout_ms", "soon")]).is_err());
         assert!(update(&s, &[("enableTopicList", "true")]).unwrap().1.is_empty(), "no change, nothing reported");

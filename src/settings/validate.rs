@@ -6,52 +6,54 @@ impl Settings {
     /// Checks ranges the types cannot express.
     pub fn validate(&self) -> Result<(), SettingsError> {
         let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
-        if let Err(e) = addr::check_host(&self.bind_address) {
+        if let Err(e) = addr::check_host(&self.listen.bind_address) {
             return Err(SettingsError::Invalid { key: "bind_address", reason: e.to_string() });
         }
-        if self.scan_interval_ms == 0 {
+        if self.routing.scan_interval_ms == 0 {
             return invalid("scan_interval_ms", "must be at least 1");
         }
-        if self.expiry_guard_percent > 100 {
+        if self.routing.expiry_guard_percent > 100 {
             return invalid("expiry_guard_percent", "must be between 0 and 100");
         }
-        if self.idle_timeout_secs == 0 {
+        if self.listen.idle_timeout_secs == 0 {
             return invalid("idle_timeout_secs", "must be at least 1");
         }
-        if !(1024..=(i32::MAX as usize)).contains(&self.max_frame_bytes) {
+        if !(1024..=(i32::MAX as usize)).contains(&self.limits.max_frame_bytes) {
             return invalid("max_frame_bytes", "must be between 1024 and 2147483647");
         }
-        if !(1024..=(i32::MAX as usize)).contains(&self.max_inflated_body_bytes) {
+        if !(1024..=(i32::MAX as usize)).contains(&self.limits.max_inflated_body_bytes) {
             return invalid("max_inflated_body_bytes", "must be between 1024 and 2147483647");
         }
-        if self.write_buffer_low_bytes >= self.write_buffer_high_bytes {
+        if self.limits.write_buffer_low_bytes >= self.limits.write_buffer_high_bytes {
             return invalid("write_buffer_low_bytes", "must be below write_buffer_high_bytes");
         }
-        if self.max_in_flight_per_connection == 0 {
+        if self.limits.max_in_flight_per_connection == 0 {
             return invalid("max_in_flight_per_connection", "must be at least 1");
         }
-        if self.notify_max_in_flight == 0 || self.notify_max_per_second == 0 {
+        if self.routing.notify_max_in_flight == 0 || self.routing.notify_max_per_second == 0 {
             return invalid(
                 "notify_max_in_flight",
                 "notify_max_in_flight and notify_max_per_second must be at least 1",
             );
         }
-        if self.frame_budget_bytes < self.max_frame_bytes {
+        if self.limits.frame_budget_bytes < self.limits.max_frame_bytes {
             return invalid("frame_budget_bytes", "must hold at least one frame of max_frame_bytes");
         }
-        if self.frame_receive_timeout_secs == 0 {
+        if self.limits.frame_receive_timeout_secs == 0 {
             return invalid("frame_receive_timeout_secs", "must be at least 1");
         }
-        if self.max_topics_per_broker == 0 {
+        if self.limits.max_topics_per_broker == 0 {
             return invalid("max_topics_per_broker", "must be at least 1");
         }
-        if self.kv_max_value_bytes == 0 || self.kv_max_value_bytes > self.kv_max_store_bytes {
+        if self.limits.kv_max_value_bytes == 0 || self.limits.kv_max_value_bytes > self.limits.kv_max_store_bytes {
             return invalid("kv_max_value_bytes", "must be at least 1 and at most kv_max_store_bytes");
         }
-        if !self.http_listen.trim().is_empty() && addr::split_host_port(self.http_listen.trim()).is_err() {
+        if !self.observe.http_listen.trim().is_empty()
+            && addr::split_host_port(self.observe.http_listen.trim()).is_err()
+        {
             return invalid("http_listen", "must be host:port (brackets around an IPv6 host), or empty");
         }
-        if self.io_threads > 1024 {
+        if self.listen.io_threads > 1024 {
             return invalid("io_threads", "must be at most 1024 (0: one per core)");
         }
         self.validate_bounds()?;
@@ -61,13 +63,13 @@ impl Settings {
     /// The bounds on what peers can make the server hold or do.
     fn validate_bounds(&self) -> Result<(), SettingsError> {
         let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
-        if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.runtime_min_broker_timeout_ms) {
+        if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.routing.runtime_min_broker_timeout_ms) {
             return invalid("runtime_min_broker_timeout_ms", "must be between 1000 and 86400000");
         }
-        if self.write_buffer_max_bytes < self.write_buffer_high_bytes {
+        if self.limits.write_buffer_max_bytes < self.limits.write_buffer_high_bytes {
             return invalid("write_buffer_max_bytes", "must be at least write_buffer_high_bytes");
         }
-        if self.reply_budget_bytes < self.write_buffer_high_bytes {
+        if self.limits.reply_budget_bytes < self.limits.write_buffer_high_bytes {
             return invalid("reply_budget_bytes", "must be at least write_buffer_high_bytes");
         }
         Ok(())
@@ -76,18 +78,18 @@ impl Settings {
     /// Access control needs its accounts file, TLS its certificate and key.
     fn validate_security(&self) -> Result<(), SettingsError> {
         let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
-        if self.acl_enabled && self.acl_accounts_file.trim().is_empty() {
+        if self.acl.acl_enabled && self.acl.acl_accounts_file.trim().is_empty() {
             return invalid("acl_accounts_file", "must name the accounts file when acl_enabled is true");
         }
-        if self.tls_mode != TlsMode::Disabled {
-            if self.tls_cert_file.trim().is_empty() {
+        if self.tls.tls_mode != TlsMode::Disabled {
+            if self.tls.tls_cert_file.trim().is_empty() {
                 return invalid("tls_cert_file", "must name a PEM certificate file when tls_mode is not disabled");
             }
-            if self.tls_key_file.trim().is_empty() {
+            if self.tls.tls_key_file.trim().is_empty() {
                 return invalid("tls_key_file", "must name a PEM private key file when tls_mode is not disabled");
             }
         }
-        if self.tls_handshake_timeout_ms == 0 {
+        if self.tls.tls_handshake_timeout_ms == 0 {
             return invalid("tls_handshake_timeout_ms", "must be at least 1");
         }
         Ok(())

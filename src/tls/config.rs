@@ -27,8 +27,12 @@ pub struct TlsFiles {
 impl TlsFiles {
     /// The files the settings name.
     pub fn from_settings(settings: &Settings) -> TlsFiles {
-        let client_ca = Some(settings.tls_client_ca_file.trim()).filter(|p| !p.is_empty()).map(PathBuf::from);
-        TlsFiles { cert: settings.tls_cert_file.clone().into(), key: settings.tls_key_file.clone().into(), client_ca }
+        let client_ca = Some(settings.tls.tls_client_ca_file.trim()).filter(|p| !p.is_empty()).map(PathBuf::from);
+        TlsFiles {
+            cert: settings.tls.tls_cert_file.clone().into(),
+            key: settings.tls.tls_key_file.clone().into(),
+            client_ca,
+        }
     }
 
     /// Every file, for watching.

@@ -52,13 +52,13 @@ impl Tls {
     /// Loads the certificate and key (a bad file stops start-up) and watches the files, unless
     /// `tls_mode` is `disabled` (then `None`). The [`Poke`] reloads them (SIGHUP).
     pub fn start(settings: &Settings, metrics: Option<Arc<Metrics>>) -> Result<Option<(Arc<Tls>, Poke)>, TlsError> {
-        if settings.tls_mode == TlsMode::Disabled {
+        if settings.tls.tls_mode == TlsMode::Disabled {
             return Ok(None);
         }
         let files = TlsFiles::from_settings(settings);
         let config = Arc::new(ArcSwap::new(server_config(&files)?));
         let mutual = files.client_ca.is_some();
-        info!(mode = %settings.tls_mode, cert = %files.cert.display(), client_certificates = mutual, "TLS on");
+        info!(mode = %settings.tls.tls_mode, cert = %files.cert.display(), client_certificates = mutual, "TLS on");
         let table = config.clone();
         let timing = Timing::of(settings);
         let counted = metrics.clone();
@@ -78,10 +78,10 @@ impl Tls {
         let poke = filewatch::spawn("tls-reload", TlsFiles::from_settings(settings).paths(), timing, reload)
             .map_err(TlsError::Watch)?;
         let tls = Tls {
-            mode: settings.tls_mode,
+            mode: settings.tls.tls_mode,
             config,
-            first_byte_timeout: Duration::from_secs(settings.idle_timeout_secs),
-            handshake_timeout: Duration::from_millis(settings.tls_handshake_timeout_ms),
+            first_byte_timeout: Duration::from_secs(settings.listen.idle_timeout_secs),
+            handshake_timeout: Duration::from_millis(settings.tls.tls_handshake_timeout_ms),
             warnings: RateLimit::for_peers(),
             metrics,
         };

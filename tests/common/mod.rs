@@ -93,15 +93,14 @@ pub(crate) use in_both_topologies;
 /// connection threads (2 unless [`with_io_threads`] says otherwise).
 pub fn test_settings() -> Settings {
     let dir = temp_dir();
-    Settings {
-        bind_address: "127.0.0.1".into(),
-        listen_port: 0,
-        io_threads: IO_THREADS.get(),
-        kv_config_path: dir.join("kvConfig.json").display().to_string(),
-        config_store_path: dir.join("namesrv.properties").display().to_string(),
-        http_listen: String::new(),
-        ..Settings::default()
-    }
+    let mut settings = Settings::default();
+    settings.listen.bind_address = "127.0.0.1".into();
+    settings.listen.listen_port = 0;
+    settings.listen.io_threads = IO_THREADS.get();
+    settings.state.kv_config_path = dir.join("kvConfig.json").display().to_string();
+    settings.state.config_store_path = dir.join("namesrv.properties").display().to_string();
+    settings.observe.http_listen = String::new();
+    settings
 }
 
 impl TestServer {

@@ -26,7 +26,7 @@ fn drifts(report: &Value) -> Vec<(String, String)> {
 #[test]
 fn an_agreeing_fleet_reports_no_drift_and_exits_0() {
     // Neither serves the all-topics list: diff asks them for each cluster's topics.
-    let no_all_topics = |s: &mut namesrv::settings::Settings| s.enable_all_topic_list = false;
+    let no_all_topics = |s: &mut namesrv::settings::Settings| s.routing.enable_all_topic_list = false;
     let (a, b) = (TestServer::with(no_all_topics), TestServer::with(no_all_topics));
     for server in [&a, &b] {
         server.register(&Broker::new("C", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]));

@@ -106,7 +106,7 @@ fn all_reads_every_namesrv_and_marks_the_one_that_failed() {
 
 #[test]
 fn get_namesrv_config_prints_each_namesrv_settings() {
-    let (a, b) = (TestServer::start(), TestServer::with(|s| s.order_message_enable = true));
+    let (a, b) = (TestServer::start(), TestServer::with(|s| s.routing.order_message_enable = true));
     let out = nsadmin(&["getNamesrvConfig", "--json", "-n", &format!("{};{}", a.ns(), b.ns())]);
     let items: serde_json::Value = serde_json::from_str(expect_exit(&out, 0).trim()).expect("json");
     assert_eq!(items[0]["result"]["orderMessageEnable"], "false");

@@ -41,11 +41,11 @@ fn tls_server(pki: &Pki, client_ca: bool) -> (TestServer, PathBuf) {
     let dir = temp_dir();
     let (ca, cert, key) = pki.write(&dir, "server");
     let server = TestServer::with(|s| {
-        s.tls_mode = TlsMode::Enforcing;
-        s.tls_cert_file = cert.display().to_string();
-        s.tls_key_file = key.display().to_string();
+        s.tls.tls_mode = TlsMode::Enforcing;
+        s.tls.tls_cert_file = cert.display().to_string();
+        s.tls.tls_key_file = key.display().to_string();
         if client_ca {
-            s.tls_client_ca_file = ca.display().to_string();
+            s.tls.tls_client_ca_file = ca.display().to_string();
         }
     });
     (server, dir)

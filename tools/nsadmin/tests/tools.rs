@@ -112,9 +112,9 @@ fn against_namesrv_with_access_control_on_only_the_admin_account_writes() {
                 [[accounts]]\naccess_key = \"app\"\nsecret_key = \"app-secret\"\nrole = \"client\"\n";
     std::fs::write(&accounts, text).expect("write accounts");
     let server = TestServer::with(|s| {
-        s.acl_enabled = true;
-        s.acl_accounts_file = accounts.display().to_string();
-        s.acl_protect = namesrv::settings::AclProtect::All;
+        s.acl.acl_enabled = true;
+        s.acl.acl_accounts_file = accounts.display().to_string();
+        s.acl.acl_protect = namesrv::settings::AclProtect::All;
     });
     let ns = server.ns();
     let as_ = |key: &'static str, secret: &'static str, args: &[&str]| {

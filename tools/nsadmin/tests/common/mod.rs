@@ -60,15 +60,13 @@ impl TestServer {
 
     fn start_with(edit: impl FnOnce(&mut Settings), http: Option<std::net::TcpListener>) -> TestServer {
         let dir = temp_dir();
-        let mut settings = Settings {
-            bind_address: "127.0.0.1".into(),
-            listen_port: 0,
-            kv_config_path: dir.join("kvConfig.json").display().to_string(),
-            config_store_path: dir.join("namesrv.properties").display().to_string(),
-            // No HTTP endpoint: tests run many servers at once.
-            http_listen: String::new(),
-            ..Settings::default()
-        };
+        let mut settings = Settings::default();
+        settings.listen.bind_address = "127.0.0.1".into();
+        settings.listen.listen_port = 0;
+        settings.state.kv_config_path = dir.join("kvConfig.json").display().to_string();
+        settings.state.config_store_path = dir.join("namesrv.properties").display().to_string();
+        // No HTTP endpoint: tests run many servers at once.
+        settings.observe.http_listen = String::new();
         edit(&mut settings);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
