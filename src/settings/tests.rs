@@ -107,3 +107,10 @@ fn access_control_needs_its_accounts_file_and_tls_its_certificate_and_key() {
     assert!(check(&[("tls_mode", "Enforcing"), ("tls_cert_file", "c.pem"), ("tls_key_file", "k.pem")]).is_ok());
     assert!(check(&[("tls_mode", "on")]).unwrap_err().contains("disabled, permissive, enforcing"));
 }
+
+#[test]
+fn the_unknown_key_message_lists_every_key_once() {
+    let mut listed: Vec<String> = KEY_ORDER.iter().map(|k| (*k).to_owned()).collect();
+    listed.sort();
+    assert_eq!(listed, Settings::keys());
+}
