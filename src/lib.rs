@@ -16,7 +16,8 @@
 //!   and the limits on what a peer may store (`limits`).
 //! - [`connection`]: the per-socket actor (`frames`: admission of frames, `flow`: back-pressure,
 //!   `writer`: its writing half); [`io_pool`]: the threads connections run on; [`server`]:
-//!   start-up, accept and shutdown; [`listen`]: sockets.
+//!   start-up and shutdown (`compose`: the actors and the listener built from the settings,
+//!   `accept`: the accept loop and the drain); [`listen`]: sockets.
 //! - [`metrics`]: every exported figure; [`http`]: the HTTP endpoint (metrics, probes, address
 //!   server, status page and its API); [`observe`]: starting it, sampling and the summary log.
 //! - [`kv`]: the KV config store actor and its journaled file; [`config_store`]: runtime
@@ -24,7 +25,8 @@
 //!   state directory; [`notifier`]: outbound NOTIFY_MIN_BROKER_ID_CHANGE.
 //! - [`mailbox`]: typed, counted, logged actor requests shared by every actor.
 //! - [`settings`]: layered configuration (TOML or Java properties, environment, flags), parsed
-//!   once into types; [`preflight`]: what `--check-config` checks beyond the settings.
+//!   once into types and grouped by domain (`groups`: listen, routing, state, limits, observe,
+//!   acl, tls; every key keeps its flat name); [`preflight`]: what `--check-config` checks beyond the settings.
 //!
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
@@ -50,12 +52,12 @@ pub mod metrics;
 pub mod notifier;
 pub mod observe;
 pub mod persist;
-pub mod statelock;
 pub mod preflight;
 pub mod ratelog;
 pub mod registry;
 pub mod server;
 pub mod settings;
+pub mod statelock;
 pub mod tls;
 
 pub use namesrv_protocol as protocol;

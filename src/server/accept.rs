@@ -1,0 +1,130 @@
+//! The accept loop (one `Connection` actor per socket, behind TLS when it is on) and the open
+//! connections it tracks, told to stop reading and waited for at shutdown.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc};
+
+use crate::connection::{Connection, ConnectionContext, Lifecycle};
+use crate::io_pool::IoPool;
+use crate::listen::AcceptGate;
+use crate::mailbox::{ConnId, Origin};
+use crate::tls::{Accepted, Tls};
+
+/// How long shutdown waits for connections to answer what they have in flight.
+pub(super) const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The open connections, as the server sees them at shutdown.
+pub(super) struct Connections {
+    /// Tells every connection to stop reading.
+    stop: broadcast::Sender<()>,
+    /// Cloned into every connection.
+    done: mpsc::Sender<()>,
+    /// Closes when the last connection is gone.
+    all_done: mpsc::Receiver<()>,
+}
+
+impl Connections {
+    fn new() -> Self {
+        let (stop, _) = broadcast::channel(1);
+        let (done, all_done) = mpsc::channel(1);
+        Connections { stop, done, all_done }
+    }
+
+    /// How many connections are open (each holds a `done` sender until it ends; a TLS
+    /// handshake counts from its accept).
+    fn open(&self) -> usize {
+        self.done.strong_count().saturating_sub(1)
+    }
+
+    /// What a new connection holds.
+    fn lifecycle(&self) -> Lifecycle {
+        Lifecycle { stop: self.stop.subscribe(), done: self.done.clone() }
+    }
+
+    /// Tells every connection to stop reading and waits, at most `timeout`, until each has
+    /// answered its requests in flight and closed. Returns whether all did.
+    pub(super) async fn drain(mut self, timeout: Duration) -> bool {
+        let _ = self.stop.send(());
+        drop(self.done);
+        tokio::time::timeout(timeout, self.all_done.recv()).await.is_ok()
+    }
+}
+
+/// What the accept loop hands each socket to.
+#[derive(Clone)]
+pub(super) struct Accept {
+    /// What every connection gets.
+    pub(super) context: ConnectionContext,
+    /// TLS, when on: it sees each socket first.
+    pub(super) tls: Option<Arc<Tls>>,
+}
+
+impl Accept {
+    /// Starts the connection of an accepted socket; with TLS on, once TLS is done with it (in a
+    /// task of its own, so a slow handshake holds up nothing else). The lifecycle is taken now,
+    /// so a shutdown during the handshake still reaches the connection.
+    fn start(&self, stream: tokio::net::TcpStream, origin: Origin, lifecycle: Lifecycle) {
+        let context = self.context.clone();
+        let Some(tls) = self.tls.clone() else {
+            let (read, write) = stream.into_split();
+            Connection::start(read, write, origin, context, lifecycle);
+            return;
+        };
+        actix::spawn(async move {
+            match tls.accept(stream, origin.peer).await {
+                Some(Accepted::Plain(stream)) => {
+                    let (read, write) = stream.into_split();
+                    Connection::start(read, write, origin, context, lifecycle);
+                }
+                Some(Accepted::Tls(stream)) => {
+                    let (read, write) = tokio::io::split(*stream);
+                    Connection::start(read, write, origin, context, lifecycle);
+                }
+                None => {}
+            }
+        });
+    }
+}
+
+/// Accepts connections, one `Connection` actor each on the pool's threads in turn, until
+/// `shutdown` completes; `gate` closes those over the connection limit and paces failed accepts.
+pub(super) async fn accept_until(
+    listener: &TcpListener,
+    pool: &mut IoPool,
+    accept: Accept,
+    mut gate: AcceptGate,
+    shutdown: impl Future<Output = ()>,
+) -> Connections {
+    let connections = Connections::new();
+    tokio::pin!(shutdown);
+    let mut next_id = 0u64;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    if !gate.admit(connections.open(), peer) {
+                        continue;
+                    }
+                    next_id += 1;
+                    let _ = stream.set_nodelay(true);
+                    let origin = Origin { conn: ConnId(next_id), peer };
+                    let (accept, lifecycle) = (accept.clone(), connections.lifecycle());
+                    pool.start(stream, peer, move |stream| accept.start(stream, origin, lifecycle));
+                }
+                Err(error) => {
+                    // Usually out of file descriptors: back off instead of spinning.
+                    let pause = gate.failed(&error);
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => {}
+                        _ = &mut shutdown => return connections,
+                    }
+                }
+            },
+            _ = &mut shutdown => return connections,
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Start-up of the actors, binding (IPv4, IPv6, dual-stack `::`), the accept loop (one
+//! `Connection` actor per socket, behind TLS when it is on), access control, reload requests
+//! (SIGHUP: the config layers, the accounts file, the TLS files), service-manager notifications, and
+//! graceful shutdown: connections are told to stop reading, and the server waits until the last
+//! one has answered what it had in flight (it holds a completion sender each).
+//!
+//! Here the order of it all; `compose` builds the actors and binds the listener from the
+//! settings, `accept` runs the accept loop and tracks the connections until they have drained.
+
+mod accept;
+mod compose;
+
+use std::future::Future;
+use std::io;
+use std::time::Instant;
+
+use sd_notify::NotifyState;
+use thiserror::Error;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tracing::{info, warn};
+
+use crate::acl::AclError;
+use crate::config_store::{ConfigHandle, ReloadConfig};
+use crate::filewatch::Poke;
+use crate::io_pool::IoPool;
+use crate::kv::{Flush, KvError};
+use crate::listen::{self, AcceptGate};
+use crate::mailbox::ConnId;
+use crate::metrics::Metrics;
+use crate::observe::{ObserveError, Observer};
+use crate::registry::snapshot_file::{final_snapshot, warm_start};
+use crate::settings::{Settings, Sources};
+use crate::tls::TlsError;
+
+use accept::{accept_until, Accept, DRAIN_TIMEOUT};
+pub use compose::bind;
+use compose::{Services, State};
+
+/// Why the server could not start or run.
+#[derive(Debug, Error)]
+pub enum ServeError {
+    /// Binding or accepting failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] io::Error),
+    /// The HTTP endpoint cannot listen.
+    #[error(transparent)]
+    Http(#[from] ObserveError),
+    /// The KV config file cannot be loaded; start-up stops rather than empty it.
+    #[error(transparent)]
+    Kv(#[from] KvError),
+    /// Access control is on and its accounts file does not load.
+    #[error(transparent)]
+    Acl(#[from] AclError),
+    /// TLS is on and its certificate or key does not load.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+}
+
+/// What the binary adds to serving: the config layers, read again on each reload request.
+pub struct Reload {
+    /// The layers the settings came from.
+    pub sources: Sources,
+    /// One message per reload request (SIGHUP).
+    pub requests: mpsc::Receiver<()>,
+}
+
+/// Serves on `listener` until `shutdown` completes, then drains. Must run inside an actix System.
+pub async fn serve(
+    settings: Settings,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    serve_with(settings, listener, shutdown, None, None).await
+}
+
+/// [`serve`], reloading the configuration on each `reload` request, and telling the service
+/// manager (systemd `Type=notify`, when `NOTIFY_SOCKET` is set) when it is ready and stopping.
+pub async fn serve_with(
+    settings: Settings,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+    reload: Option<Reload>,
+    http: Option<std::net::TcpListener>,
+) -> Result<(), ServeError> {
+    let state = State::load(&settings)?;
+    serve_loaded(settings, state, listener, shutdown, reload, http).await
+}
+
+/// [`serve_with`] on the configured address, bound only once the state files have loaded: a
+/// peer never reaches a port that a server which cannot start (a corrupt or planted state
+/// file) already accepts on.
+pub async fn load_bind_serve(
+    settings: Settings,
+    shutdown: impl Future<Output = ()>,
+    reload: Option<Reload>,
+) -> Result<(), ServeError> {
+    let state = State::load(&settings)?;
+    let listener = bind(&settings)?;
+    serve_loaded(settings, state, listener, shutdown, reload, None).await
+}
+
+async fn serve_loaded(
+    mut settings: Settings,
+    state: State,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+    reload: Option<Reload>,
+    http: Option<std::net::TcpListener>,
+) -> Result<(), ServeError> {
+    // As Java does for listenPort=0: the port actually bound is the one reported and persisted.
+    settings.listen.listen_port = listener.local_addr()?.port();
+    let (sources, requests) = reload.map(|r| (r.sources, r.requests)).unzip();
+    let metrics = settings.observe.metrics_enabled.then(Metrics::new);
+    let services = Services::start(&settings, state, sources, metrics.clone())?;
+    if let Some(requests) = requests {
+        actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
+    }
+    let warm = warm_start(&settings, &services.context.registry).await;
+    // Routes are served at once from a loaded snapshot: no readiness wait either.
+    let wait = settings.routing.need_wait_for_service && warm.loaded == 0;
+    let mut observed = settings.clone();
+    observed.routing.need_wait_for_service = wait;
+    let observer = Observer::start(&observed, services.context.registry.clone(), metrics, http)?;
+    let local = listener.local_addr()?;
+    let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
+    info!(addr = %local, http_addr = %http_addr, "listening");
+    observer.listening();
+    // The line Java's NamesrvStartup prints once listening, which scripts and containers wait for.
+    println!(
+        "The Name Server boot success. serializeType=JSON, address {}:{}",
+        settings.listen.bind_address,
+        local.port()
+    );
+    notify(&[NotifyState::Ready, NotifyState::Status("listening")]);
+    let mut pool = IoPool::new(settings.connection_threads());
+    info!(io_threads = pool.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
+    let accept = Accept { context: services.context.clone(), tls: services.tls.clone() };
+    let gate = AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
+    let connections = accept_until(&listener, &mut pool, accept, gate, shutdown).await;
+    // The tables as they stand before our own closes, which are no broker departures.
+    final_snapshot(&services.context.registry, warm.writer).await;
+    notify(&[NotifyState::Stopping]);
+    observer.stop().await;
+    drop(listener);
+    info!("shutting down: stopped accepting connections");
+    let begin = Instant::now();
+    let drained = connections.drain(DRAIN_TIMEOUT).await;
+    match services.kv.ask(Flush { conn: ConnId(0) }).await {
+        Ok(Err(error)) => warn!(%error, "kv snapshot at shutdown failed; the journal beside it keeps every change"),
+        Err(error) => warn!(%error, "kv store gone before shutdown"),
+        Ok(Ok(())) => {}
+    }
+    services.storage.stop();
+    pool.stop();
+    if let Some(registry) = services.registry_thread {
+        registry.stop();
+        let _ = registry.join();
+    }
+    info!(drained, drain_ms = begin.elapsed().as_millis() as u64, "shutdown complete");
+    Ok(())
+}
+
+/// Tells the config store, and the watchers of the accounts and TLS files, to reload once per
+/// request.
+async fn forward_reloads(mut requests: mpsc::Receiver<()>, config: ConfigHandle, watchers: Vec<Poke>) {
+    while requests.recv().await.is_some() {
+        info!("reload requested");
+        for watcher in &watchers {
+            watcher.poke();
+        }
+        let _ = config.ask(ReloadConfig { conn: ConnId(0) }).await;
+    }
+}
+
+/// sd_notify(3): a no-op unless `NOTIFY_SOCKET` is set; a failure is only logged.
+fn notify(state: &[NotifyState]) {
+    if let Err(error) = sd_notify::notify(state) {
+        warn!(%error, "cannot notify the service manager");
+    }
+}
