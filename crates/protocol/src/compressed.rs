@@ -202,8 +202,7 @@ mod tests {
         assert!(inner.1.len() >= data.len() / PACED_READ_BYTES, "{} reads", inner.1.len());
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::fast());
         zlib.write_all(&data).unwrap();
-        let paced =
-            crate::pace::paced(std::time::Duration::ZERO, || inflate(&zlib.finish().unwrap(), 1 << 20));
+        let paced = crate::pace::paced(std::time::Duration::ZERO, || inflate(&zlib.finish().unwrap(), 1 << 20));
         assert_eq!(paced.unwrap(), data, "a decode that yields at every step inflates the same");
     }
 
