@@ -48,8 +48,9 @@ const MAILBOX_CAPACITY: usize = 65_536;
 pub struct RouteRegistry {
     /// Every route table; only this actor reads or changes them.
     tables: RouteTables,
-    /// The registry clock's zero: table times are milliseconds since then.
-    started: Instant,
+    /// The registry clock's zero: table times are milliseconds since then. Tokio's clock (the
+    /// monotonic clock, unless a test pauses it to run expiry without waiting).
+    started: tokio::time::Instant,
     /// Period of the expiry tick.
     scan_interval: Duration,
     /// Messages sent to this actor and not yet handled (shared with every `RegistryHandle`).
@@ -108,7 +109,7 @@ impl RouteRegistry {
         let (queued, timings) = Timings::watched("registry", metrics.clone());
         let registry = RouteRegistry {
             tables: RouteTables::new(options),
-            started: Instant::now(),
+            started: tokio::time::Instant::now(),
             scan_interval,
             queued: queued.clone(),
             timings,

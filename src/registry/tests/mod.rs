@@ -1,6 +1,8 @@
 //! Unit tests of the routing core, on `RouteTables` alone: no actor, no socket, an explicit
-//! clock. `properties` runs seeded random operation sequences against the tables' invariants.
+//! clock. `properties` runs seeded random operation sequences against the tables' invariants;
+//! `actor` drives the `RouteRegistry` actor itself with short configured intervals.
 
+mod actor;
 mod admin;
 mod listings;
 mod liveness;

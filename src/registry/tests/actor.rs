@@ -1,0 +1,140 @@
+//! The real `RouteRegistry` actor, driven through its mailbox with short configured intervals:
+//! the expiry tick closes an expired broker's connection, a closed connection's brokers go and
+//! the notifier tells the rest of the group over TCP, and route queries wait for readiness.
+//! Expiry and readiness run on tokio's paused clock: the registry's timers and clock move
+//! only when the test waits (in steps of the timer wheel's granularity), costing no wall-clock
+//! time.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use bytes::BytesMut;
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio_util::codec::Decoder;
+
+use super::*;
+use crate::notifier::{Notifier, NotifyLimits};
+use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
+use crate::registry::messages::{
+    AttachConnection, CloseConnection, ConnectionClosed, GetRouteInfo, RegisterBroker, RouteAnswer,
+};
+use crate::registry::{RegistryHandle, RouteRegistry};
+
+/// How long a test waits for an effect before failing.
+const PATIENCE: Duration = Duration::from_secs(5);
+
+/// Stands in for a connection actor: reports every `CloseConnection` it gets.
+struct Closer(UnboundedSender<&'static str>);
+
+impl Actor for Closer {
+    type Context = Context<Self>;
+}
+
+impl Handler<CloseConnection> for Closer {
+    type Result = ();
+
+    fn handle(&mut self, msg: CloseConnection, _: &mut Context<Self>) {
+        let _ = self.0.send(msg.reason);
+    }
+}
+
+/// A registry with `options` and a 20 ms expiry tick, with a notifier of its own.
+fn start_registry(options: RegistryOptions) -> RegistryHandle {
+    let notifier = Notifier::start(479, NotifyLimits { max_in_flight: 8, max_per_second: 100 }, None);
+    RouteRegistry::start(options, Duration::from_millis(20), notifier, None)
+}
+
+/// Attaches connection `conn` and registers `reg` over it; the closes it gets are reported.
+async fn register_over(registry: &RegistryHandle, reg: &Reg) -> UnboundedReceiver<&'static str> {
+    let (tx, rx) = unbounded_channel();
+    let closer = Closer(tx).start().recipient();
+    registry.ask(AttachConnection { conn: ConnId(reg.conn), closer }).await.unwrap();
+    let registered = registry.ask(RegisterBroker { conn: ConnId(reg.conn), registration: reg.registration() });
+    assert!(matches!(registered.await.unwrap(), Ok(Some(_))), "{} registered", reg.name);
+    rx
+}
+
+/// The route of `topic` as the registry answers it.
+async fn route_of(registry: &RegistryHandle, topic: &str) -> RouteAnswer {
+    let query = GetRouteInfo { conn: ConnId(99), topic: topic.into(), style: JsonStyle::Standard, zone: None };
+    registry.ask(query).await.unwrap()
+}
+
+#[test]
+fn the_expiry_tick_closes_only_the_expired_brokers_connection_and_its_routes_go() {
+    System::new().block_on(async {
+        tokio::time::pause();
+        let begin = tokio::time::Instant::now();
+        let registry = start_registry(RegistryOptions::default());
+        let silent = Reg { conn: 7, timeout_ms: Some(1_000), ..broker("silent", "a:1", &["S1", "S2"]) };
+        let kept = Reg { conn: 8, timeout_ms: Some(60_000), ..broker("kept", "a:2", &["K1", "K2"]) };
+        let mut silent_closes = register_over(&registry, &silent).await;
+        let mut kept_closes = register_over(&registry, &kept).await;
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert!(matches!(route_of(&registry, "S1").await, RouteAnswer::Found(_)), "routed until its timeout");
+        assert!(silent_closes.try_recv().is_err(), "open until its timeout");
+
+        let reason = tokio::time::timeout(PATIENCE, silent_closes.recv()).await;
+        assert!(matches!(reason, Ok(Some(_))), "the expired broker's connection is closed: {reason:?}");
+        let silent_ms = begin.elapsed().as_millis();
+        assert!((1_000..=1_200).contains(&silent_ms), "closed within a few 20 ms ticks of its timeout: {silent_ms} ms");
+        assert_eq!(route_of(&registry, "S1").await, RouteAnswer::NotFound, "its routes went with it");
+        assert!(matches!(route_of(&registry, "K1").await, RouteAnswer::Found(_)), "the other broker stays");
+        assert!(kept_closes.try_recv().is_err(), "the other broker's connection stays open");
+    });
+}
+
+#[test]
+fn a_closed_connections_master_goes_at_once_and_the_notifier_tells_the_slave() {
+    System::new().block_on(async {
+        let options = RegistryOptions { notify_min_broker_id_changed: true, ..RegistryOptions::default() };
+        let registry = start_registry(options);
+        let slave_socket = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let slave_addr: &'static str = Box::leak(slave_socket.local_addr().unwrap().to_string().into_boxed_str());
+        let master = Reg { conn: 1, acting_master: Some(true), ..broker("b", "127.0.0.1:1", &["T1", "T2"]) };
+        let slave = Reg { id: 1, conn: 2, addr: slave_addr, ..master.clone() };
+        let _master_closes = register_over(&registry, &master).await;
+        let _slave_closes = register_over(&registry, &slave).await;
+
+        registry.ask(ConnectionClosed { conn: ConnId(1) }).await.unwrap();
+        let RouteAnswer::Found(body) = route_of(&registry, "T1").await else { panic!("the slave still serves T1") };
+        let route: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(route["brokerDatas"][0]["brokerAddrs"], serde_json::json!({ "1": slave_addr }));
+
+        let note = tokio::time::timeout(PATIENCE, read_one_request(&slave_socket)).await.expect("notified");
+        assert_eq!(note.code, RequestCode::NotifyMinBrokerIdChange as i32);
+        assert_eq!(note.ext("minBrokerId"), Some("1"));
+        assert_eq!(note.ext("minBrokerAddr"), Some(slave_addr));
+        assert_eq!(note.ext("offlineBrokerAddr"), Some("127.0.0.1:1"));
+    });
+}
+
+/// Accepts one connection on `socket` and reads the request it carries.
+async fn read_one_request(socket: &tokio::net::TcpListener) -> RemotingCommand {
+    let (mut stream, _) = socket.accept().await.unwrap();
+    let mut buf = BytesMut::new();
+    let mut codec = RemotingCodec::new(1 << 20);
+    loop {
+        if let Some(cmd) = codec.decode(&mut buf).unwrap() {
+            return cmd;
+        }
+        assert_ne!(stream.read_buf(&mut buf).await.unwrap(), 0, "closed before a whole frame");
+    }
+}
+
+#[test]
+fn route_queries_are_answered_not_ready_until_the_readiness_wait_has_passed() {
+    System::new().block_on(async {
+        tokio::time::pause();
+        let options =
+            RegistryOptions { need_wait_for_service: true, wait_seconds_for_service: 1, ..RegistryOptions::default() };
+        let registry = start_registry(options);
+        let _closes = register_over(&registry, &broker("b", "a:1", &["T1", "T2"])).await;
+        assert_eq!(route_of(&registry, "T1").await, RouteAnswer::NotReady);
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert_eq!(route_of(&registry, "T1").await, RouteAnswer::NotReady, "still waiting after 800 ms");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(matches!(route_of(&registry, "T1").await, RouteAnswer::Found(_)), "ready after 1.1 s");
+    });
+}
