@@ -5,6 +5,7 @@
 //! register. No I/O here (see `snapshot_file`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,8 +35,9 @@ pub struct GroupSnapshot {
     pub broker_name: String,
     pub zone_name: Option<String>,
     pub enable_acting_master: bool,
-    /// (topic, queue data) of the group, sorted by topic.
-    pub topics: Vec<(String, QueueSnapshot)>,
+    /// (topic, queue data) of the group: the tables' own names, shared, in no order when taken
+    /// (so the registry allocates and sorts nothing); [`Snapshot::sort`] orders them for writing.
+    pub topics: Vec<(Arc<str>, QueueSnapshot)>,
     /// The static-topic mappings this group hosts.
     pub mappings: Vec<MappingSnapshot>,
     /// Live members, sorted by id.
@@ -81,6 +83,16 @@ pub struct MemberSnapshot {
     pub provisional_silent_ms: Option<u64>,
 }
 
+impl Snapshot {
+    /// Orders each group's topics by name, so the same tables always write the same file; done
+    /// by the writer thread, not the registry.
+    pub fn sort(&mut self) {
+        for group in &mut self.groups {
+            group.topics.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        }
+    }
+}
+
 impl RouteTables {
     /// The snapshot of every live broker, taken at `taken_at_ms` (wall clock) and `now_ms`
     /// (table clock).
@@ -117,9 +129,8 @@ impl RouteTables {
                 let group = self.group(name)?;
                 members.sort_by_key(|m| m.broker_id);
                 let topics = self
-                    .topics_of(name)
-                    .into_iter()
-                    .filter_map(|t| self.queues(&t).and_then(|q| q.get(name)).map(|q| (t.to_string(), q.into())))
+                    .topic_arcs_of(name)
+                    .filter_map(|t| self.queues(t).and_then(|q| q.get(name)).map(|q| (t.clone(), q.into())))
                     .collect();
                 let mut mappings = mappings.remove(name).unwrap_or_default();
                 mappings.sort_by(|a, b| a.topic.cmp(&b.topic));
@@ -170,7 +181,7 @@ fn replayed(group: &GroupSnapshot, member: &MemberSnapshot, with_topics: bool) -
     let mut topics = TopicTable::with_capacity(if with_topics { group.topics.len() } else { 0 });
     for (name, q) in group.topics.iter().filter(|_| with_topics) {
         let config = TopicConfig {
-            topic_name: Some(name.clone()),
+            topic_name: Some(name.to_string()),
             read_queue_nums: q.read,
             write_queue_nums: q.write,
             perm: q.perm,

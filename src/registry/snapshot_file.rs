@@ -114,9 +114,13 @@ impl SnapshotWriter {
         let thread = std::thread::Builder::new().name("route-snapshot".into()).spawn(move || {
             while let Ok(job) = rx.recv() {
                 match job {
-                    Job::Write(snapshot) => write(&path, &snapshot, false),
+                    Job::Write(mut snapshot) => {
+                        snapshot.sort();
+                        write(&path, &snapshot, false)
+                    }
                     Job::Last(snapshot) => {
-                        if let Some(snapshot) = snapshot {
+                        if let Some(mut snapshot) = snapshot {
+                            snapshot.sort();
                             write(&path, &snapshot, true);
                         }
                         return;

@@ -194,6 +194,11 @@ impl RouteTables {
         topics
     }
 
+    /// The topics holding queue data of `broker`, as the tables' shared names, in no order.
+    pub fn topic_arcs_of<'a>(&'a self, broker: &str) -> impl Iterator<Item = &'a Arc<str>> + 'a {
+        self.broker_topics.get(broker).into_iter().flatten()
+    }
+
     /// How many topics hold queue data of `broker`.
     pub fn topic_count_of(&self, broker: &str) -> usize {
         self.broker_topics.get(broker).map_or(0, hashbrown::HashSet::len)
