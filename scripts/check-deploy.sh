@@ -71,15 +71,17 @@ elif [ ! -x "$BIN" ]; then
     skip "$BIN not built (cargo build first)"
 else
     ROOT="$WORK/root"
-    mkdir -p "$ROOT/usr/local/bin" "$ROOT/etc/systemd/system" "$ROOT/bin" "$ROOT/usr/lib/systemd"
+    mkdir -p "$ROOT/usr/local/bin" "$ROOT/etc/systemd/system/namesrv.service.d" "$ROOT/bin" "$ROOT/usr/lib/systemd"
     cp "$BIN" "$ROOT/usr/local/bin/namesrv"
     cp "$(type -P kill)" "$ROOT/bin/kill"
     cp -r /lib/systemd/system "$ROOT/usr/lib/systemd/"
     cp deploy/systemd/namesrv.service "$ROOT/etc/systemd/system/"
+    # With the optional credentials drop-in, which verify reads as systemd would.
+    cp deploy/systemd/credentials.conf "$ROOT/etc/systemd/system/namesrv.service.d/"
     # verify exits 0 on unknown keys and bad values, only printing them: any output fails.
     OUT=$(systemd-analyze verify --root="$ROOT" namesrv.service 2>&1) || { echo "$OUT"; exit 1; }
     if [ -n "$OUT" ]; then echo "$OUT"; exit 1; fi
-    echo "systemd: namesrv.service verified;" \
+    echo "systemd: namesrv.service (with the credentials drop-in) verified;" \
         "$(systemd-analyze security --offline=true --root="$ROOT" namesrv.service 2>&1 | grep -o 'Overall exposure level.*')"
 fi
 

@@ -197,3 +197,32 @@ fn a_corrupt_kv_file_error_points_at_the_backup_beside_it() {
     let bak = dir.join("kvConfig.json.bak").display().to_string();
     assert!(stderr.contains(&format!("the previous version is in {bak}")), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// systemd credentials (LoadCredential=)
+
+#[test]
+fn security_files_named_in_the_credentials_directory_load_from_it() {
+    let (dir, credentials) = (temp_dir(), temp_dir());
+    let accounts = common::security::write_accounts(&credentials, common::security::ACCOUNTS);
+    let config = write(
+        &dir,
+        "namesrv.toml",
+        "acl_enabled = true\nacl_accounts_file = \"${CREDENTIALS_DIRECTORY}/accounts.toml\"\n",
+    );
+    let check = |credentials_dir: Option<&Path>| {
+        let mut cmd = namesrv_command(&dir);
+        cmd.env_remove("CREDENTIALS_DIRECTORY").args(["--check-config", "--listen", "127.0.0.1:0", "-c"]).arg(&config);
+        if let Some(c) = credentials_dir {
+            cmd.env("CREDENTIALS_DIRECTORY", c);
+        }
+        run_to_exit(cmd)
+    };
+    let (status, stdout, stderr) = check(Some(&credentials));
+    assert!(status.success(), "exit {status}; stderr:\n{stderr}");
+    assert!(stdout.contains(&format!("accounts file {}", accounts.display())), "{stdout}");
+    // Outside systemd the variable is not set: start-up stops and says what to do.
+    let (status, _, stderr) = check(None);
+    assert!(!status.success());
+    assert!(stderr.contains("acl_accounts_file") && stderr.contains("LoadCredential="), "{stderr}");
+}

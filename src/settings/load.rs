@@ -10,7 +10,7 @@ use tracing::warn;
 use super::java::{self, JavaKey};
 use super::overrides::{self, FileValues, RuntimeOverrides};
 use super::sources::{env_layer, flags_layer, read_file, Layer, Origin, Sources};
-use super::{addr, properties, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
+use super::{addr, credentials, properties, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
 
 impl Settings {
     /// Loads every layer. `overrides` are the command-line flags, as (key, value) pairs.
@@ -88,6 +88,7 @@ impl Sources {
         if !layers.iter().any(|l| l.sets("http_listen")) {
             settings.observe.http_listen = follow_remoting_listener(&settings)?;
         }
+        settings.expand_credentials(std::env::var(credentials::VARIABLE).ok().as_deref())?;
         settings.validate().map_err(|error| blame(&layers, error))?;
         Ok(settings)
     }

@@ -14,6 +14,7 @@ use thiserror::Error;
 
 pub mod addr;
 pub mod choice;
+pub mod credentials;
 pub mod file;
 mod groups;
 pub mod java;
