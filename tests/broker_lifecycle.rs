@@ -112,26 +112,26 @@ in_both_topologies! {
     }
 
     fn a_client_connection_closing_does_not_touch_brokers() {
-        let server = TestServer::start();
+        let server = TestServer::with_http(|_| {});
         let mut broker = server.client();
         broker.register(&Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]));
         for _ in 0..3 {
             let mut c = server.client();
             assert!(c.route("T1").is_ok());
         }
-        std::thread::sleep(Duration::from_millis(100));
+        server.wait_for_open_connections(1);
         assert!(server.client().route("T1").is_ok());
     }
 
     fn re_registration_over_a_new_connection_survives_the_close_of_the_old_one() {
-        let server = TestServer::start();
+        let server = TestServer::with_http(|_| {});
         let broker = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
         let mut old = server.client();
         old.register(&broker);
         let mut new = server.client();
         assert_eq!(new.register(&broker).code, 0);
         drop(old);
-        std::thread::sleep(Duration::from_millis(200));
+        server.wait_for_open_connections(1);
         assert!(server.client().route("T1").is_ok(), "the newer registration owns the broker now");
         drop(new);
         let mut client = server.client();

@@ -319,11 +319,13 @@ impl Actor for Connection {
     fn stopped(&mut self, _: &mut Context<Self>) {
         let _entered = self.span.clone().entered();
         debug!("connection closed");
-        if let Some(m) = &self.context.metrics {
-            m.connections.dec();
-        }
         if self.carried_registration {
             self.context.registry.tell(ConnectionClosed { conn: self.origin.conn });
+        }
+        // After the registry is told: whoever sees the gauge drop knows the close is queued
+        // ahead of any request they send next.
+        if let Some(m) = &self.context.metrics {
+            m.connections.dec();
         }
     }
 }

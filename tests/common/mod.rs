@@ -155,6 +155,16 @@ impl TestServer {
     pub fn client(&self) -> Client {
         Client::connect(self.addr)
     }
+
+    /// Waits until exactly `open` remoting connections are open (`namesrv_connections`, on a
+    /// server started [`TestServer::with_http`]): a closed connection is then gone, and the
+    /// registry handles its close before any request sent after this returns.
+    pub fn wait_for_open_connections(&self, open: u32) {
+        let http_addr = self.http_addr.expect("a server started with_http");
+        let count = || http::sample(&http::get(http_addr, "/metrics").body, "namesrv_connections");
+        let reached = eventually(Duration::from_secs(5), || count() == Some(f64::from(open)));
+        assert!(reached, "expected {open} open connections, the server counts {:?}", count());
+    }
 }
 
 impl Drop for TestServer {
