@@ -12,7 +12,6 @@
 use std::cell::{Cell, RefCell};
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
@@ -23,33 +22,7 @@ use thiserror::Error;
 pub const SMALL_REPLY_BYTES: usize = 64 * 1024;
 
 /// The process-wide budget of bytes held in unwritten replies over [`SMALL_REPLY_BYTES`].
-#[derive(Debug)]
-pub struct ReplyBudget {
-    held: AtomicUsize,
-    max: usize,
-}
-
-impl ReplyBudget {
-    /// A budget of `max` bytes.
-    pub fn new(max: usize) -> Arc<Self> {
-        Arc::new(ReplyBudget { held: AtomicUsize::new(0), max })
-    }
-
-    /// Bytes reserved now.
-    pub fn held(&self) -> usize {
-        self.held.load(Ordering::Relaxed)
-    }
-
-    fn try_reserve(&self, n: usize) -> bool {
-        self.held
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| held.checked_add(n).filter(|t| *t <= self.max))
-            .is_ok()
-    }
-
-    fn release(&self, n: usize) {
-        self.held.fetch_sub(n, Ordering::AcqRel);
-    }
-}
+pub type ReplyBudget = super::budget::ByteBudget;
 
 /// Why a reply cannot be queued; its connection is closed.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
@@ -115,7 +88,7 @@ impl Flow {
         }
         if bytes > SMALL_REPLY_BYTES {
             if !self.budget.try_reserve(bytes) {
-                return Err(ReplyRefused::Budget { reply: bytes, held: self.budget.held(), max: self.budget.max });
+                return Err(ReplyRefused::Budget { reply: bytes, held: self.budget.held(), max: self.budget.max() });
             }
             self.reserved.set(self.reserved.get() + bytes);
         }

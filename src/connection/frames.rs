@@ -11,7 +11,6 @@
 
 use std::cell::Cell;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -28,34 +27,8 @@ use crate::protocol::{CodecError, RemotingCodec, RemotingCommand};
 /// Frames up to this size never need the budget.
 pub const SMALL_FRAME_BYTES: usize = 64 * 1024;
 
-/// The process-wide budget of bytes held in partly received large frames.
-#[derive(Debug)]
-pub struct FrameBudget {
-    held: AtomicUsize,
-    max: usize,
-}
-
-impl FrameBudget {
-    /// A budget of `max` bytes.
-    pub fn new(max: usize) -> Arc<Self> {
-        Arc::new(FrameBudget { held: AtomicUsize::new(0), max })
-    }
-
-    /// Bytes reserved now.
-    pub fn held(&self) -> usize {
-        self.held.load(Ordering::Relaxed)
-    }
-
-    fn try_reserve(&self, n: usize) -> bool {
-        self.held
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| held.checked_add(n).filter(|t| *t <= self.max))
-            .is_ok()
-    }
-
-    fn release(&self, n: usize) {
-        self.held.fetch_sub(n, Ordering::AcqRel);
-    }
-}
+/// The process-wide budget of bytes held in large frames being received or waiting to be handled.
+pub type FrameBudget = super::budget::ByteBudget;
 
 /// Bytes of the budget a complete large frame holds until its request has been handled;
 /// given back when dropped.
@@ -158,7 +131,7 @@ impl Decoder for AdmittedCodec {
             if size > SMALL_FRAME_BYTES && self.reserved == 0 {
                 // It arrived whole in one read: it reserves now, as it would have while arriving.
                 if !self.budget.try_reserve(size) {
-                    let (held, max) = (self.budget.held(), self.budget.max);
+                    let (held, max) = (self.budget.held(), self.budget.max());
                     return Err(FrameError::BudgetExhausted { frame: size, held, max });
                 }
                 self.reserved = size;
@@ -181,7 +154,7 @@ impl Decoder for AdmittedCodec {
         let announced = announced_frame_bytes(src).unwrap_or(0);
         if announced > SMALL_FRAME_BYTES && self.reserved == 0 {
             if !self.budget.try_reserve(announced) {
-                let (held, max) = (self.budget.held(), self.budget.max);
+                let (held, max) = (self.budget.held(), self.budget.max());
                 return Err(FrameError::BudgetExhausted { frame: announced, held, max });
             }
             self.reserved = announced;

@@ -5,6 +5,7 @@
 //! when idle, or once drained after the server told it to stop. A connection that carried a
 //! broker registration tells the registry when it closes, so that broker goes at once.
 
+pub mod budget;
 pub mod flow;
 pub mod frames;
 pub mod writer;
