@@ -335,7 +335,7 @@ fn an_unregister_naming_the_wrong_id_or_cluster_follows_javas_rules() {
 
 #[test]
 fn closing_an_old_connection_leaves_a_broker_that_re_registered_over_a_new_one() {
-    let server = TestServer::start();
+    let server = TestServer::with_http(|_| {});
     let broker = Broker::new("c", "b", 0, "127.0.0.1:10911").topics(&["T1", "T2"]);
     let mut conn_a = server.client();
     assert_success(&conn_a.register(&broker));
@@ -343,7 +343,8 @@ fn closing_an_old_connection_leaves_a_broker_that_re_registered_over_a_new_one()
     assert_success(&conn_b.register(&broker));
     drop(conn_a);
     let mut client = server.client();
-    std::thread::sleep(Duration::from_millis(200));
+    assert_success(&client.call(RemotingCommand::request(106, None)));
+    server.wait_for_open_connections(2);
     assert_eq!(route_addrs(&client.route("T1").unwrap(), "b"), json!({"0": "127.0.0.1:10911"}));
     drop(conn_b);
     assert!(eventually(WAIT, || client.route("T1") == Err(17)), "the latest connection's close removes it");
