@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion};
-use namesrv::mailbox::ConnId;
+use namesrv::metrics::Metrics;
 use namesrv::model::{DataVersion, QueueData, TopicConfig, TopicTable};
 use namesrv::notifier::{Notifier, NotifyLimits};
+use namesrv::origin::ConnId;
 use namesrv::protocol::body::{BodyLimits, RegisterBody};
 use namesrv::protocol::codec::encode_frame;
 use namesrv::protocol::json::JsonStyle;
@@ -20,7 +21,7 @@ use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand};
 use namesrv::registry::liveness::HEAL_SLICE;
 use namesrv::registry::messages::{GetRouteInfo, RegisterBroker, RouteBatch};
 use namesrv::registry::options::RegistryOptions;
-use namesrv::registry::register::Registration;
+use namesrv::registry::register::{Registered, Registration};
 use namesrv::registry::tables::RouteTables;
 use namesrv::registry::RouteRegistry;
 use tokio_util::codec::Decoder;
@@ -105,7 +106,8 @@ fn codec(c: &mut Criterion) {
 
 fn registry(c: &mut Criterion) {
     let mut tables = RouteTables::new(RegistryOptions::default());
-    tables.register_broker(registration("b", "10.0.0.1:10911", 10_000, 1), 0).unwrap();
+    let registered = tables.register_broker(registration("b", "10.0.0.1:10911", 10_000, 1), 0);
+    assert!(matches!(registered, Registered::Accepted(_)));
     c.bench_function("view/build route body (standard json)", |b| {
         b.iter(|| tables.build_route(black_box("T42"), JsonStyle::Standard, None).unwrap())
     });
@@ -170,16 +172,18 @@ fn round_trip(c: &mut Criterion) {
     let system = actix::System::new();
     let start = |arbiter: Option<&actix::Arbiter>| {
         let registry = system.block_on(async {
-            let notifier = Notifier::start(0, NotifyLimits { max_in_flight: 1, max_per_second: 1 }, None);
+            let notifier = Notifier::start(0, NotifyLimits { max_in_flight: 1, max_per_second: 1 }, Metrics::off());
             let options = RegistryOptions::default();
             match arbiter {
-                Some(a) => RouteRegistry::start_on(&a.handle(), options, Duration::from_secs(3600), notifier, None),
-                None => RouteRegistry::start(options, Duration::from_secs(3600), notifier, None),
+                Some(a) => {
+                    RouteRegistry::start_on(&a.handle(), options, Duration::from_secs(3600), notifier, Metrics::off())
+                }
+                None => RouteRegistry::start(options, Duration::from_secs(3600), notifier, Metrics::off()),
             }
         });
         let reg = registration("b", "10.0.0.1:10911", 1_000, 1);
         let registered = system.block_on(registry.ask(RegisterBroker { conn: ConnId(1), registration: reg })).unwrap();
-        assert!(matches!(registered, Ok(Some(_))), "the benchmark broker registers");
+        assert!(matches!(registered, Ok(Registered::Accepted(_))), "the benchmark broker registers");
         registry
     };
     let query = || GetRouteInfo { conn: ConnId(2), topic: "T42".into(), style: JsonStyle::Standard, zone: None };

@@ -32,7 +32,7 @@ LAYERS = [
     ["registry"],
     ["notifier"],
     ["mailbox", "listen", "io_pool"],
-    ["metrics", "filewatch", "ratelog", "persist", "statelock"],
+    ["metrics", "filewatch", "ratelog", "persist", "statelock", "origin"],
     ["settings"],
 ]
 

@@ -5,15 +5,15 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use actix::prelude::*;
 use thiserror::Error;
 use tracing::{error, info, warn};
 
-use crate::mailbox::{Apply, ConnId, Mailbox, Timings};
+use crate::mailbox::{Apply, Mailbox};
 use crate::metrics::Metrics;
+use crate::origin::ConnId;
 use crate::persist::write_atomically;
 use crate::registry::messages::ApplyOptions;
 use crate::registry::options::RegistryOptions;
@@ -44,11 +44,8 @@ pub struct ConfigStore {
     /// The layers to read again on `ReloadConfig` (none for a server started from settings).
     sources: Option<Sources>,
     registry: RegistryHandle,
-    queued: Arc<AtomicUsize>,
-    /// Handling time per message type.
-    timings: Timings,
     /// Counts accepted and refused updates.
-    metrics: Option<Arc<Metrics>>,
+    metrics: Arc<Metrics>,
 }
 
 /// The config store's address, counting queued messages.
@@ -61,11 +58,10 @@ impl ConfigStore {
         sources: Option<Sources>,
         registry: RegistryHandle,
         arbiter: &ArbiterHandle,
-        metrics: Option<Arc<Metrics>>,
+        metrics: Arc<Metrics>,
     ) -> ConfigHandle {
-        let (queued, timings) = Timings::watched("config", metrics.clone());
-        let store = ConfigStore { settings, sources, registry, queued: queued.clone(), timings, metrics };
-        Mailbox::new(ConfigStore::start_in_arbiter(arbiter, |_| store), queued)
+        let store = ConfigStore { settings, sources, registry, metrics: metrics.clone() };
+        Mailbox::new(ConfigStore::start_in_arbiter(arbiter, |_| store), "config", metrics)
     }
 }
 
@@ -78,7 +74,7 @@ impl Actor for ConfigStore {
     }
 }
 
-logged_handler!(ConfigStore, "config");
+logged_handler!(ConfigStore);
 
 /// GET_NAMESRV_CONFIG; answers every setting as sorted `key=value` lines, with the Java
 /// NameServer's remoting keys (see [`config_view`]).
@@ -143,9 +139,7 @@ request!(UpdateConfig, Result<(), ConfigError>);
 impl Apply<ConfigStore> for UpdateConfig {
     fn apply(self, store: &mut ConfigStore) -> Result<(), ConfigError> {
         let result = store.update(&self.changes);
-        if let Some(m) = &store.metrics {
-            m.config_update(result.is_ok());
-        }
+        store.metrics.config_update(result.is_ok());
         match &result {
             Ok(changed) => {
                 for c in changed {
@@ -182,7 +176,7 @@ impl ConfigStore {
             })?;
             self.record_baseline(Path::new(path), &persisted);
         }
-        self.registry.tell(ApplyOptions { conn: ConnId(0), options: RegistryOptions::from(&updated) });
+        self.registry.tell(ApplyOptions { conn: ConnId::SERVER, options: RegistryOptions::from(&updated) });
         self.settings = updated;
         Ok(changed)
     }

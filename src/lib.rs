@@ -51,6 +51,7 @@ pub mod mailbox;
 pub mod metrics;
 pub mod notifier;
 pub mod observe;
+pub mod origin;
 pub mod persist;
 pub mod preflight;
 pub mod ratelog;

@@ -13,9 +13,9 @@ use tracing_subscriber::filter::ParseError;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{reload, EnvFilter, Registry};
 
-use namesrv::settings::addr::split_host_port;
+use namesrv::settings::addr::{split_host_port, AddrError};
 use namesrv::settings::sources::{DEFAULTS_FILE_NAME, DEFAULT_CONFIG_DIR, ENV_PREFIX};
-use namesrv::settings::{ConfigFormat, LogFormat, PrintFormat, Settings, Sources};
+use namesrv::settings::{ConfigFormat, LogFormat, PrintFormat, Settings, SettingsError, Sources};
 use namesrv::{preflight, server};
 
 /// A wire-compatible Apache RocketMQ NameServer.
@@ -58,12 +58,32 @@ struct Cli {
     set: Vec<String>,
 }
 
+/// Why the command line or the settings it names cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// `--listen` is no address.
+    #[error("--listen: {0}")]
+    Listen(#[source] AddrError),
+    /// A `--set` without `=`.
+    #[error("--set needs KEY=VALUE, got {0}")]
+    Set(String),
+    /// The settings do not load (boxed: the error is large and this path is cold).
+    #[error(transparent)]
+    Settings(Box<SettingsError>),
+}
+
+impl From<SettingsError> for CliError {
+    fn from(error: SettingsError) -> Self {
+        CliError::Settings(Box::new(error))
+    }
+}
+
 impl Cli {
     /// The flags as setting overrides, in order.
-    fn overrides(&self) -> Result<Vec<(String, String)>, String> {
+    fn overrides(&self) -> Result<Vec<(String, String)>, CliError> {
         let mut out = Vec::new();
         if let Some(listen) = &self.listen {
-            let (host, port) = split_host_port(listen).map_err(|e| format!("--listen: {e}"))?;
+            let (host, port) = split_host_port(listen).map_err(CliError::Listen)?;
             out.push(("bind_address".into(), host));
             out.push(("listen_port".into(), port.to_string()));
         }
@@ -71,14 +91,14 @@ impl Cli {
             out.push(("scan_interval_ms".into(), ms.to_string()));
         }
         for kv in &self.set {
-            let (k, v) = kv.split_once('=').ok_or(format!("--set needs KEY=VALUE, got {kv}"))?;
+            let (k, v) = kv.split_once('=').ok_or_else(|| CliError::Set(kv.clone()))?;
             out.push((k.trim().to_owned(), v.trim().to_owned()));
         }
         Ok(out)
     }
 
     /// Where the settings come from.
-    fn sources(&self) -> Result<Sources, String> {
+    fn sources(&self) -> Result<Sources, CliError> {
         Ok(Sources {
             defaults_file: Some(self.config_dir.join(DEFAULTS_FILE_NAME)),
             config_file: self.config.clone(),
@@ -95,7 +115,7 @@ fn main() -> ExitCode {
     if let Some(addr) = &cli.namesrv_addr {
         warn!(namesrv_addr = %addr, "ignoring -n: Java's NamesrvStartup accepts it and does not use it either");
     }
-    let loaded = cli.sources().and_then(|sources| Ok((sources.load().map_err(|e| e.to_string())?, sources)));
+    let loaded = cli.sources().and_then(|sources| Ok((sources.load()?, sources)));
     let (settings, sources) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {

@@ -14,9 +14,10 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tracing::{debug, info, warn};
 
-use crate::mailbox::{Apply, ConnId, Mailbox, Timings};
+use crate::mailbox::{Apply, Mailbox};
 use crate::metrics::Metrics;
 use crate::model::BrokerData;
+use crate::origin::ConnId;
 use crate::protocol::codec::encode_frame;
 use crate::protocol::command::FLAG_ONEWAY;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
@@ -117,10 +118,6 @@ impl Budget {
 
 /// The outbound notification actor.
 pub struct Notifier {
-    /// Messages sent to this actor and not yet handled.
-    queued: Arc<AtomicUsize>,
-    /// Handling time per message type.
-    timings: Timings,
     /// The opaque of the last notification sent.
     next_opaque: i32,
     /// The MQVersion stamped on notifications.
@@ -135,11 +132,9 @@ pub type NotifierHandle = Mailbox<Notifier>;
 impl Notifier {
     /// Starts the notifier on the current arbiter; `version` is stamped on its requests, which
     /// are sent within `limits`.
-    pub fn start(version: i32, limits: NotifyLimits, metrics: Option<Arc<Metrics>>) -> NotifierHandle {
-        let (queued, timings) = Timings::watched("notifier", metrics);
-        let notifier =
-            Notifier { queued: queued.clone(), timings, next_opaque: 0, version, budget: Budget::new(limits) };
-        Mailbox::new(Actor::start(notifier), queued)
+    pub fn start(version: i32, limits: NotifyLimits, metrics: Arc<Metrics>) -> NotifierHandle {
+        let notifier = Notifier { next_opaque: 0, version, budget: Budget::new(limits) };
+        Mailbox::new(Actor::start(notifier), "notifier", metrics)
     }
 }
 
@@ -147,7 +142,7 @@ impl Actor for Notifier {
     type Context = Context<Self>;
 }
 
-logged_handler!(Notifier, "notifier");
+logged_handler!(Notifier);
 
 /// Send one NOTIFY_MIN_BROKER_ID_CHANGE to each of its targets.
 #[derive(Debug)]

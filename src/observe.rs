@@ -10,9 +10,9 @@ use tracing::info;
 
 use crate::http::{self, HttpState, Readiness};
 use crate::listen::bind_host_port;
-use crate::mailbox::ConnId;
 use crate::metrics::histogram::{quantile, BUCKETS};
 use crate::metrics::Metrics;
+use crate::origin::ConnId;
 use crate::registry::messages::GetFigures;
 use crate::registry::RegistryHandle;
 use crate::settings::Settings;
@@ -45,7 +45,7 @@ impl Observer {
     pub fn start(
         settings: &Settings,
         registry: RegistryHandle,
-        metrics: Option<Arc<Metrics>>,
+        metrics: Arc<Metrics>,
         listener: Option<std::net::TcpListener>,
     ) -> Result<Self, ObserveError> {
         let wait = if settings.routing.need_wait_for_service { settings.routing.wait_seconds_for_service } else { 0 };
@@ -76,9 +76,10 @@ impl Observer {
             }
             None => None,
         };
-        let sampler = metrics.clone().map(|m| actix::spawn(sample(m, registry.clone())));
+        let on = Some(metrics).filter(|m| m.is_on());
+        let sampler = on.clone().map(|m| actix::spawn(sample(m, registry.clone())));
         let every = Duration::from_secs(settings.observe.log_summary_secs);
-        let summary = metrics.filter(|_| !every.is_zero()).map(|m| actix::spawn(summarize(m, registry, every)));
+        let summary = on.filter(|_| !every.is_zero()).map(|m| actix::spawn(summarize(m, registry, every)));
         Ok(Observer { readiness, http, http_addr, sampler, summary })
     }
 
@@ -122,7 +123,7 @@ async fn summarize(metrics: Arc<Metrics>, registry: RegistryHandle, every: Durat
     let (mut count, mut buckets) = (all.count(), all.bucket_counts());
     loop {
         interval.tick().await;
-        let Ok(figures) = registry.ask(GetFigures { conn: ConnId(0) }).await else {
+        let Ok(figures) = registry.ask(GetFigures { conn: ConnId::SERVER }).await else {
             continue;
         };
         let (now_count, now_buckets) = (all.count(), all.bucket_counts());

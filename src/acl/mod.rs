@@ -80,19 +80,19 @@ pub struct Acl {
     accounts: Arc<ArcSwap<Accounts>>,
     protect: AclProtect,
     warnings: RateLimit,
-    metrics: Option<Arc<Metrics>>,
+    metrics: Arc<Metrics>,
 }
 
 impl Acl {
     /// A gate over a fixed table of accounts (no file, no reload).
-    pub fn new(accounts: Accounts, protect: AclProtect, metrics: Option<Arc<Metrics>>) -> Self {
+    pub fn new(accounts: Accounts, protect: AclProtect, metrics: Arc<Metrics>) -> Self {
         let accounts = Arc::new(ArcSwap::from_pointee(accounts));
         Acl { accounts, protect, warnings: RateLimit::for_peers(), metrics }
     }
 
     /// Loads `acl_accounts_file` (a bad file stops start-up) and watches it: re-read when it
     /// changes (every `security_reload_interval_ms`) and whenever the returned [`Poke`] is poked.
-    pub fn start(settings: &Settings, metrics: Option<Arc<Metrics>>) -> Result<(Acl, Poke), AclError> {
+    pub fn start(settings: &Settings, metrics: Arc<Metrics>) -> Result<(Acl, Poke), AclError> {
         let path = PathBuf::from(&settings.acl.acl_accounts_file);
         let acl = Acl::new(Accounts::load(&path)?, settings.acl.acl_protect, metrics);
         warn_if_readable_by_others(&path);
@@ -104,9 +104,7 @@ impl Acl {
         let watched = vec![path.clone()];
         let reload = move |cause| {
             let loaded = Accounts::load(&path);
-            if let Some(metrics) = &counted {
-                metrics.security_reload("accounts", loaded.is_ok());
-            }
+            counted.security_reload("accounts", loaded.is_ok());
             match loaded {
                 Ok(accounts) => {
                     let requested = cause == Cause::Requested;
@@ -138,9 +136,7 @@ impl Acl {
 
     /// Counts and logs (rate-limited) a refused request; `why` is its remark.
     pub fn refused(&self, peer: SocketAddr, req: &RemotingCommand, reason: &'static str, why: &dyn std::fmt::Display) {
-        if let Some(m) = &self.metrics {
-            m.acl_refusal(reason);
-        }
+        self.metrics.acl_refusal(reason);
         if let Some(suppressed) = self.warnings.admit() {
             let access_key = req.ext(ACCESS_KEY).map_or_else(|| "-".to_owned(), shown);
             let (code, oneway) = (req.code, req.is_oneway());

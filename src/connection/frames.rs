@@ -80,7 +80,7 @@ pub struct AdmittedCodec {
     /// When the frame being received started; `None` between frames.
     receiving_since: Rc<Cell<Option<Instant>>>,
     /// Counts the bytes of complete frames, when metrics are on.
-    received: Option<Counter>,
+    received: Counter,
     /// No frame decoded yet: the first bytes are checked for other protocols.
     first: bool,
 }
@@ -91,7 +91,7 @@ impl AdmittedCodec {
         codec: RemotingCodec,
         budget: Arc<FrameBudget>,
         receiving_since: Rc<Cell<Option<Instant>>>,
-        received: Option<Counter>,
+        received: Counter,
     ) -> Self {
         AdmittedCodec { codec, budget, reserved: 0, receiving_since, received, first: true }
     }
@@ -125,9 +125,7 @@ impl Decoder for AdmittedCodec {
         let buffered = src.len();
         if let Some(cmd) = self.codec.decode(src)? {
             let size = buffered - src.len();
-            if let Some(received) = &self.received {
-                received.inc_by(size as u64);
-            }
+            self.received.inc_by(size as u64);
             if size > SMALL_FRAME_BYTES && self.reserved == 0 {
                 // It arrived whole in one read: it reserves now, as it would have while arriving.
                 if !self.budget.try_reserve(size) {
@@ -186,14 +184,19 @@ mod tests {
     fn large_frames_hold_the_budget_until_complete_and_small_ones_never_need_it() {
         let budget = FrameBudget::new(300 * 1024);
         let since = Rc::new(Cell::new(None));
-        let mut a = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), since.clone(), None);
+        let mut a = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), since.clone(), Counter::default());
         let big = frame(200 * 1024);
         let mut partial = BytesMut::from(&big[..1000]);
         assert!(a.decode(&mut partial).unwrap().is_none());
         assert_eq!(budget.held(), big.len());
         assert!(since.get().is_some(), "a frame is being received");
 
-        let mut b = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::new(Cell::new(None)), None);
+        let mut b = AdmittedCodec::new(
+            RemotingCodec::new(1 << 24),
+            budget.clone(),
+            Rc::new(Cell::new(None)),
+            Counter::default(),
+        );
         let err = b.decode(&mut BytesMut::from(&big[..1000])).unwrap_err();
         assert!(matches!(err, FrameError::BudgetExhausted { .. }), "{err}");
         let small = frame(10);
@@ -205,7 +208,12 @@ mod tests {
         drop(complete);
         assert_eq!(budget.held(), 0);
         drop(a);
-        let mut c = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::new(Cell::new(None)), None);
+        let mut c = AdmittedCodec::new(
+            RemotingCodec::new(1 << 24),
+            budget.clone(),
+            Rc::new(Cell::new(None)),
+            Counter::default(),
+        );
         assert!(c.decode(&mut BytesMut::from(&big[..1000])).unwrap().is_none());
         drop(c);
         assert_eq!(budget.held(), 0, "a dropped connection returns what it held");
@@ -214,7 +222,8 @@ mod tests {
     #[test]
     fn a_complete_large_frame_holds_the_budget_against_the_frames_pipelined_behind_it() {
         let budget = FrameBudget::new(300 * 1024);
-        let mut codec = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::default(), None);
+        let mut codec =
+            AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::default(), Counter::default());
         let big = frame(200 * 1024);
         let mut src = big.clone();
         src.extend_from_slice(&big);
@@ -228,7 +237,8 @@ mod tests {
     #[test]
     fn the_read_buffer_lets_go_of_a_large_frame() {
         let budget = FrameBudget::new(1 << 24);
-        let mut codec = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget, Rc::new(Cell::new(None)), None);
+        let mut codec =
+            AdmittedCodec::new(RemotingCodec::new(1 << 24), budget, Rc::new(Cell::new(None)), Counter::default());
         let mut src = frame(2 << 20);
         let next = frame(10);
         src.extend_from_slice(&next[..20]);
@@ -242,7 +252,14 @@ mod tests {
 
     #[test]
     fn a_first_frame_that_is_a_tls_hello_or_an_http_request_is_named_and_later_frames_are_not_sniffed() {
-        let codec = || AdmittedCodec::new(RemotingCodec::new(1 << 24), FrameBudget::new(1 << 20), Rc::default(), None);
+        let codec = || {
+            AdmittedCodec::new(
+                RemotingCodec::new(1 << 24),
+                FrameBudget::new(1 << 20),
+                Rc::default(),
+                Counter::default(),
+            )
+        };
         let hello = [0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00];
         let err = codec().decode(&mut BytesMut::from(&hello[..])).unwrap_err();
         assert_eq!(err.to_string(), "looks like a TLS ClientHello; TLS is disabled on this port");

@@ -22,8 +22,8 @@ use tokio_util::codec::FramedRead;
 use tracing::{debug, info_span, warn, Instrument, Span};
 
 use crate::dispatch::Dispatcher;
-use crate::mailbox::Origin;
 use crate::metrics::Metrics;
+use crate::origin::Origin;
 use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
 use crate::registry::RegistryHandle;
@@ -64,7 +64,7 @@ pub struct ConnectionContext {
     /// The process-wide budget of large unwritten replies.
     pub reply_budget: Arc<ReplyBudget>,
     /// Requests, connections and bytes are counted here.
-    pub metrics: Option<Arc<Metrics>>,
+    pub metrics: Arc<Metrics>,
     /// Requests taking longer are logged at WARN.
     pub slow_request: Duration,
 }
@@ -114,12 +114,10 @@ impl Connection {
         Connection::create(|ctx| {
             let flow = Flow::new(context.flow_limits, context.reply_budget.clone());
             let receiving_since = Rc::new(Cell::new(None));
-            let metrics = context.metrics.as_ref();
-            if let Some(m) = metrics {
-                m.connections.inc();
-                m.connections_accepted.inc();
-            }
-            let received = metrics.map(|m| m.bytes_received.clone());
+            let metrics = &context.metrics;
+            metrics.connections.inc();
+            metrics.connections_accepted.inc();
+            let received = metrics.bytes_received.clone();
             let budget = context.frame_budget.clone();
             let codec = AdmittedCodec::new(context.codec.clone(), budget, receiving_since.clone(), received);
             // Requests are small: a 2 KiB read buffer holds several; it grows for large frames and
@@ -127,7 +125,7 @@ impl Connection {
             let framed = FramedRead::with_capacity(read, codec, READ_BUFFER_BYTES);
             let reading = ctx.add_stream(Throttled::new(framed, flow.clone()));
             let (outbox, queued) = Outbox::new(flow.clone());
-            let writing = write_frames(write, queued, flow.clone(), metrics.map(|m| m.bytes_sent.clone()));
+            let writing = write_frames(write, queued, flow.clone(), metrics.bytes_sent.clone());
             ctx.spawn(actix::fut::wrap_future::<_, Self>(writing).map(|written, conn, ctx| {
                 if let Err(error) = written {
                     let _entered = conn.span.clone().entered();
@@ -191,9 +189,7 @@ impl Connection {
             let _entered = logs.then(|| conn.span.clone().entered());
             conn.flow.request_finished();
             let msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name);
-            if let Some(m) = &conn.context.metrics {
-                m.request(code, response.as_ref().map(|r| r.code), elapsed.as_nanos() as u64);
-            }
+            conn.context.metrics.request(code, response.as_ref().map(|r| r.code), elapsed.as_nanos() as u64);
             if elapsed >= conn.context.slow_request {
                 let elapsed_ms = elapsed.as_millis() as u64;
                 warn!(msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
@@ -325,9 +321,7 @@ impl Actor for Connection {
         }
         // After the registry is told: whoever sees the gauge drop knows the close is queued
         // ahead of any request they send next.
-        if let Some(m) = &self.context.metrics {
-            m.connections.dec();
-        }
+        self.context.metrics.connections.dec();
     }
 }
 

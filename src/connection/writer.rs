@@ -101,16 +101,14 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
     mut io: W,
     queued: Queued,
     flow: Rc<Flow>,
-    sent: Option<Counter>,
+    sent: Counter,
 ) -> io::Result<u64> {
     let mut written = 0u64;
     let mut spare = BytesMut::new();
     while let Some(mut batch) = queued.take(spare).await {
         io.write_all(&batch).await?;
         flow.written(batch.len());
-        if let Some(sent) = &sent {
-            sent.inc_by(batch.len() as u64);
-        }
+        sent.inc_by(batch.len() as u64);
         written += batch.len() as u64;
         batch.clear();
         spare = if batch.capacity() > KEPT_BYTES { BytesMut::new() } else { batch };

@@ -3,7 +3,7 @@
 use tracing::info;
 
 use super::{success, Dispatcher, Outcome, RequestError};
-use crate::mailbox::ConnId;
+use crate::origin::ConnId;
 use crate::protocol::header::{Fields, HeaderError};
 use crate::protocol::response_body::encode_topic_list;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use actix::MailboxError;
 use tokio::sync::oneshot;
 
-use crate::mailbox::ConnId;
+use crate::origin::ConnId;
 use crate::registry::messages::{GetRouteInfo, RouteAnswer, RouteBatch};
 use crate::registry::RegistryHandle;
 
@@ -74,7 +74,7 @@ impl RouteBatcher {
             )
         };
         // A lost registry drops the senders: every waiting query then fails as unavailable.
-        if let Ok(found) = self.registry.ask(RouteBatch { conn: ConnId(0), queries }).await {
+        if let Ok(found) = self.registry.ask(RouteBatch { conn: ConnId::SERVER, queries }).await {
             for (answer, found) in answers.into_iter().zip(found) {
                 let _ = answer.send(found);
             }

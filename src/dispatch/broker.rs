@@ -6,17 +6,17 @@ use tracing::{info, warn};
 use super::limits::{check_name, check_topic, valid_topic};
 use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
 use crate::acl::Caller;
-use crate::mailbox::Origin;
 use crate::model::DataVersion;
+use crate::origin::Origin;
 use crate::protocol::body::{decode_data_version, decode_register_topic_body, RegisterBody};
 use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
 use crate::protocol::pace::paced;
 use crate::protocol::register_body::{decode_register_body, looks_like_json};
 use crate::protocol::response_body::encode_data_version;
 use crate::protocol::{ExtFields, RemotingCommand};
-use crate::registry::liveness::BrokerRef;
+use crate::registry::liveness::{BrokerRef, DataVersionAnswer};
 use crate::registry::messages::*;
-use crate::registry::register::Registration;
+use crate::registry::register::{Registered, Registration};
 use crate::registry::topic_limit::RegisterRefused;
 use crate::settings::LargeBodyDecode;
 
@@ -85,7 +85,7 @@ impl Dispatcher {
             }
             too_many => RequestError::from(too_many),
         });
-        let Some(outcome) = asked? else {
+        let Registered::Accepted(outcome) = asked? else {
             // Java attaches the response header before deciding, so even a refusal has extFields.
             let refused = RequestError::RegisterFailed;
             let response = RemotingCommand::response(refused.code(), Some(refused.to_string()));
@@ -158,7 +158,11 @@ impl Dispatcher {
         let query =
             QueryDataVersion { conn: origin.conn, cluster: h.cluster_name, addr: h.broker_addr, version, access_key };
         let asked = self.actors.registry.ask(query).await?;
-        let (changed, stored) = asked.inspect_err(|bound| self.refused(origin, req, BOUND, bound))?;
+        let (changed, stored) = match asked.inspect_err(|bound| self.refused(origin, req, BOUND, bound))? {
+            DataVersionAnswer::Same(stored) => (false, Some(stored)),
+            DataVersionAnswer::Changed(stored) => (true, Some(stored)),
+            DataVersionAnswer::NotLive => (true, None),
+        };
         Ok(RemotingCommand {
             ext_fields: Some(ExtFields::new().with("changed", changed.to_string())),
             body: stored.map(|v| encode_data_version(&v).into()),

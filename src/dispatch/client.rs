@@ -2,7 +2,7 @@
 
 use super::batch::RouteBatcher;
 use super::{success, Dispatcher, Outcome, RequestError};
-use crate::mailbox::ConnId;
+use crate::origin::ConnId;
 use crate::protocol::code::version;
 use crate::protocol::header::Fields;
 use crate::protocol::json::JsonStyle;

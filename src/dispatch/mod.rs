@@ -24,7 +24,7 @@ use crate::acl::verify::Denied;
 use crate::acl::{Acl, Caller};
 use crate::config_store::{ConfigError, ConfigHandle};
 use crate::kv::{KvError, KvHandle};
-use crate::mailbox::Origin;
+use crate::origin::Origin;
 use crate::protocol::body::{BodyError, BodyLimits};
 use crate::protocol::command::FLAG_RESPONSE;
 use crate::protocol::header::HeaderError;

@@ -7,7 +7,7 @@ use super::limits::{check_name, LimitError};
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::config_store::{GetConfig, UpdateConfig};
 use crate::kv::{DeleteKv, GetKv, GetKvList, PutKv};
-use crate::mailbox::{ConnId, Origin};
+use crate::origin::{ConnId, Origin};
 use crate::protocol::header::Fields;
 use crate::protocol::response_body::encode_kv_table;
 use crate::protocol::{ExtFields, RemotingCommand, ResponseCode};

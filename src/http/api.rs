@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::HttpState;
-use crate::mailbox::ConnId;
 use crate::metrics::build;
+use crate::origin::ConnId;
 use crate::protocol::json::JsonStyle;
 use crate::protocol::lenient::parse_lenient;
 use crate::registry::listings::search;
@@ -74,11 +74,12 @@ async fn stats(state: web::Data<HttpState>, permits: web::Data<ApiPermits>) -> H
     let Some(_permit) = permits.take() else {
         return busy();
     };
-    let figures = match ask(&state, GetFigures { conn: ConnId(0) }).await {
+    let figures = match ask(&state, GetFigures { conn: ConnId::SERVER }).await {
         Ok(f) => f,
         Err(response) => return response,
     };
-    let metrics = state.metrics.as_ref();
+    // With metrics off the figures they hold are absent (null), not zero.
+    let metrics = Some(&*state.metrics).filter(|m| m.is_on());
     let depths: serde_json::Map<String, Value> = metrics
         .map(|m| m.mailbox_depths().into_iter().map(|(actor, depth)| (actor.to_owned(), json!(depth))).collect())
         .unwrap_or_default();
@@ -103,7 +104,7 @@ async fn cluster(state: web::Data<HttpState>, permits: web::Data<ApiPermits>) ->
     let Some(_permit) = permits.take() else {
         return busy();
     };
-    match ask(&state, GetClusterInfo { conn: ConnId(0) }).await {
+    match ask(&state, GetClusterInfo { conn: ConnId::SERVER }).await {
         Ok(body) => match parse_lenient::<Value>(&body) {
             Ok(value) => HttpResponse::Ok().json(value),
             Err(error) => HttpResponse::InternalServerError().json(json!({"error": error.to_string()})),
@@ -117,7 +118,7 @@ async fn brokers(state: web::Data<HttpState>, permits: web::Data<ApiPermits>) ->
     let Some(_permit) = permits.take() else {
         return busy();
     };
-    match ask(&state, ListBrokers { conn: ConnId(0) }).await {
+    match ask(&state, ListBrokers { conn: ConnId::SERVER }).await {
         Ok(list) => HttpResponse::Ok().json(list),
         Err(response) => response,
     }
@@ -150,7 +151,7 @@ async fn topics(
         return busy();
     };
     let limit = query.limit.unwrap_or(200).clamp(1, 1000);
-    let sorted = match ask(&state, GetSortedTopics { conn: ConnId(0) }).await {
+    let sorted = match ask(&state, GetSortedTopics { conn: ConnId::SERVER }).await {
         Ok(sorted) => sorted,
         Err(response) => return response,
     };
@@ -168,7 +169,8 @@ async fn route(state: web::Data<HttpState>, permits: web::Data<ApiPermits>, topi
     let Some(_permit) = permits.take() else {
         return busy();
     };
-    let query = GetRouteInfo { conn: ConnId(0), topic: topic.into_inner(), style: JsonStyle::Standard, zone: None };
+    let query =
+        GetRouteInfo { conn: ConnId::SERVER, topic: topic.into_inner(), style: JsonStyle::Standard, zone: None };
     match ask(&state, query).await {
         Ok(RouteAnswer::Found(body)) => HttpResponse::Ok().content_type("application/json").body(body),
         Ok(RouteAnswer::NotFound) => HttpResponse::NotFound().json(json!({"error": "no route for this topic"})),

@@ -15,8 +15,8 @@ use actix_web::http::header::{self, ContentType};
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use serde_json::json;
 
-use crate::mailbox::ConnId;
 use crate::metrics::Metrics;
+use crate::origin::ConnId;
 use crate::registry::messages::{GetFigures, Ping};
 use crate::registry::RegistryHandle;
 
@@ -58,7 +58,7 @@ pub struct HttpState {
     /// Route state.
     pub registry: RegistryHandle,
     /// Exported figures; `None` when metrics are off.
-    pub metrics: Option<Arc<Metrics>>,
+    pub metrics: Arc<Metrics>,
     /// Whether the server is ready.
     pub readiness: Arc<Readiness>,
     /// What `/rocketmq/nsaddr` answers; empty: this server's own remoting address.
@@ -116,11 +116,12 @@ const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=
 /// `GET /metrics`: the Prometheus exposition, registry figures read now: OpenMetrics when the
 /// scraper asks for it (Prometheus does), else the classic text format 0.0.4.
 async fn metrics(state: web::Data<HttpState>, request: HttpRequest) -> HttpResponse {
-    let Some(metrics) = &state.metrics else {
+    let metrics = &state.metrics;
+    if !metrics.is_on() {
         return HttpResponse::NotFound().body("metrics are off (metrics_enabled = false)\n");
-    };
+    }
     if let Ok(Ok(figures)) =
-        tokio::time::timeout(LIVENESS_DEADLINE, state.registry.ask(GetFigures { conn: ConnId(0) })).await
+        tokio::time::timeout(LIVENESS_DEADLINE, state.registry.ask(GetFigures { conn: ConnId::SERVER })).await
     {
         metrics.set_registry_figures(figures);
     }
@@ -154,16 +155,32 @@ fn wants_openmetrics(accept: &str) -> bool {
 pub async fn livez(state: web::Data<HttpState>) -> HttpResponse {
     match probe_registry(&state.registry, LIVENESS_DEADLINE).await {
         Ok(()) => HttpResponse::Ok().json(json!({"status": "ok"})),
-        Err(reason) => HttpResponse::ServiceUnavailable().json(json!({"status": "failing", "reason": reason})),
+        Err(reason) => {
+            HttpResponse::ServiceUnavailable().json(json!({"status": "failing", "reason": reason.to_string()}))
+        }
     }
 }
 
+/// Why the registry failed a liveness probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    /// The actor stopped.
+    #[error("registry gone: {0}")]
+    Gone(actix::MailboxError),
+    /// The actor runs but did not answer in time (wedged or overloaded).
+    #[error("registry did not answer within {millis} ms")]
+    Silent {
+        /// The deadline it missed.
+        millis: u128,
+    },
+}
+
 /// Whether the registry answers a probe within `deadline`.
-pub async fn probe_registry(registry: &RegistryHandle, deadline: Duration) -> Result<(), String> {
-    match tokio::time::timeout(deadline, registry.ask(Ping { conn: ConnId(0) })).await {
+pub async fn probe_registry(registry: &RegistryHandle, deadline: Duration) -> Result<(), ProbeError> {
+    match tokio::time::timeout(deadline, registry.ask(Ping { conn: ConnId::SERVER })).await {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(error)) => Err(format!("registry gone: {error}")),
-        Err(_) => Err(format!("registry did not answer within {} ms", deadline.as_millis())),
+        Ok(Err(error)) => Err(ProbeError::Gone(error)),
+        Err(_) => Err(ProbeError::Silent { millis: deadline.as_millis() }),
     }
 }
 
@@ -244,14 +261,16 @@ mod tests {
     #[test]
     fn liveness_fails_while_the_registry_is_wedged_and_recovers_after() {
         actix::System::new().block_on(async {
-            let notifier = Notifier::start(479, NotifyLimits { max_in_flight: 1, max_per_second: 1 }, None);
+            let notifier = Notifier::start(479, NotifyLimits { max_in_flight: 1, max_per_second: 1 }, Metrics::off());
             let own = actix::Arbiter::new();
             let options = RegistryOptions::default();
-            let registry = RouteRegistry::start_on(&own.handle(), options, Duration::from_secs(60), notifier, None);
+            let registry =
+                RouteRegistry::start_on(&own.handle(), options, Duration::from_secs(60), notifier, Metrics::off());
             assert_eq!(probe_registry(&registry, Duration::from_millis(500)).await, Ok(()));
-            registry.tell(Stall { conn: ConnId(0), millis: 800 });
+            registry.tell(Stall { conn: ConnId::SERVER, millis: 800 });
             let wedged = probe_registry(&registry, Duration::from_millis(200)).await;
-            assert_eq!(wedged, Err("registry did not answer within 200 ms".to_owned()));
+            assert_eq!(wedged, Err(ProbeError::Silent { millis: 200 }));
+            assert_eq!(wedged.unwrap_err().to_string(), "registry did not answer within 200 ms");
             assert_eq!(probe_registry(&registry, Duration::from_secs(2)).await, Ok(()), "answers again after");
         });
     }

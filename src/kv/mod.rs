@@ -11,15 +11,15 @@ pub mod size;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use actix::prelude::*;
 use thiserror::Error;
 use tracing::error;
 
-use crate::mailbox::{Apply, ConnId, Mailbox, Timings};
+use crate::mailbox::{Apply, Mailbox};
 use crate::metrics::Metrics;
+use crate::origin::ConnId;
 use crate::registry::messages::SetOrderTopicConfig;
 use crate::registry::RegistryHandle;
 use crate::{logged_handler, request};
@@ -107,12 +107,8 @@ pub struct KvStore {
     files: KvFiles,
     /// Told whenever ORDER_TOPIC_CONFIG changes.
     registry: RegistryHandle,
-    /// Messages sent to this actor and not yet handled.
-    queued: Arc<AtomicUsize>,
-    /// Handling time per message type.
-    timings: Timings,
     /// Counts changes that could not be made durable.
-    metrics: Option<Arc<Metrics>>,
+    metrics: Arc<Metrics>,
 }
 
 /// The store's address, counting queued messages.
@@ -126,18 +122,17 @@ impl KvStore {
         limits: KvLimits,
         registry: RegistryHandle,
         arbiter: &ArbiterHandle,
-        metrics: Option<Arc<Metrics>>,
+        metrics: Arc<Metrics>,
     ) -> KvHandle {
-        let (queued, timings) = Timings::watched("kv", metrics.clone());
         let bytes = size::table_bytes(&table);
-        let store = KvStore { table, bytes, limits, files, registry, queued: queued.clone(), timings, metrics };
+        let store = KvStore { table, bytes, limits, files, registry, metrics: metrics.clone() };
         store.publish_order_topics();
-        Mailbox::new(KvStore::start_in_arbiter(arbiter, |_| store), queued)
+        Mailbox::new(KvStore::start_in_arbiter(arbiter, |_| store), "kv", metrics)
     }
 
     fn publish_order_topics(&self) {
         let table = self.table.get(ORDER_TOPIC_CONFIG).cloned();
-        self.registry.tell(SetOrderTopicConfig { conn: ConnId(0), table });
+        self.registry.tell(SetOrderTopicConfig { conn: ConnId::SERVER, table });
     }
 
     /// Refuses `change` when it would overfill the store or ORDER_TOPIC_CONFIG (a change that
@@ -170,9 +165,7 @@ impl KvStore {
         if let Err(error) = self.files.persist(&change, &self.table, size) {
             undo.apply(&mut self.table);
             error!(%error, "kv change not made durable; refused");
-            if let Some(m) = &self.metrics {
-                m.kv_write_failures.inc();
-            }
+            self.metrics.kv_write_failures.inc();
             return Err(error);
         }
         self.bytes = size;
@@ -221,7 +214,7 @@ impl Actor for KvStore {
     type Context = Context<Self>;
 }
 
-logged_handler!(KvStore, "kv");
+logged_handler!(KvStore);
 
 /// PUT_KV_CONFIG; answers once the change is on disk.
 #[derive(Debug)]

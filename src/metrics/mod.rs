@@ -108,9 +108,12 @@ impl Removal {
     }
 }
 
-/// Every exported figure.
+/// Every exported figure. Always present: with metrics off ([`Metrics::off`]) nothing is
+/// exported and the recording methods do nothing.
 #[derive(Debug)]
 pub struct Metrics {
+    /// Whether the figures are exported (`metrics_enabled`).
+    on: bool,
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     by_code: Vec<CodeHandles>,
@@ -167,6 +170,20 @@ pub struct RegistryFigures {
 impl Metrics {
     /// Every metric, registered and zero.
     pub fn new() -> Arc<Self> {
+        Self::build(true)
+    }
+
+    /// Metrics that are off: nothing exported, nothing recorded by the recording methods.
+    pub fn off() -> Arc<Self> {
+        Self::build(false)
+    }
+
+    /// Whether the figures are exported (`metrics_enabled`).
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    fn build(on: bool) -> Arc<Self> {
         let mut registry = Registry::default();
         let requests = Family::<RequestLabels, Counter>::default();
         let durations = Family::<CodeLabel, SecondsHistogram>::default();
@@ -179,6 +196,7 @@ impl Metrics {
             })
             .collect();
         let m = Metrics {
+            on,
             registry: Registry::default(),
             requests,
             by_code,
@@ -246,6 +264,9 @@ impl Metrics {
 
     /// Records one handled request: its code, response code (`None`: oneway) and duration.
     pub fn request(&self, code: i32, response: Option<i32>, nanos: u64) {
+        if !self.on {
+            return;
+        }
         let index = RequestCode::from_i32(code)
             .and_then(|c| RequestCode::ALL.iter().position(|a| *a == c))
             .unwrap_or(self.by_code.len() - 1);
@@ -277,35 +298,53 @@ impl Metrics {
 
     /// Records a REGISTER_BROKER result (`accepted` or `rejected`).
     pub fn registration(&self, accepted: bool) {
+        if !self.on {
+            return;
+        }
         let result = if accepted { "accepted" } else { "rejected" };
         self.registrations.get_or_create(&ResultLabel { result }).inc();
     }
 
     /// Records removed brokers.
     pub fn removed(&self, reason: Removal, count: usize) {
+        if !self.on || count == 0 {
+            return;
+        }
         self.removals.get_or_create(&ReasonLabel { reason: reason.label() }).inc_by(count as u64);
     }
 
     /// Records an UPDATE_NAMESRV_CONFIG result (`accepted` or `refused`).
     pub fn config_update(&self, accepted: bool) {
+        if !self.on {
+            return;
+        }
         let result = if accepted { "accepted" } else { "refused" };
         self.config_updates.get_or_create(&ResultLabel { result }).inc();
     }
 
     /// Records a request refused by access control (`missing_access_key`, `bad_signature`, ...).
     pub fn acl_refusal(&self, reason: &'static str) {
+        if !self.on {
+            return;
+        }
         self.acl_refusals.get_or_create(&ReasonLabel { reason }).inc();
     }
 
     /// Records how TLS treated a new connection (`tls`, `plain`, `plain_refused`,
     /// `handshake_failed`, `handshake_timeout`).
     pub fn tls_connection(&self, result: &'static str) {
+        if !self.on {
+            return;
+        }
         self.tls_connections.get_or_create(&ResultLabel { result }).inc();
     }
 
     /// Records one re-read of the accounts or TLS files (`file`: `accounts` or `tls`): `applied`
     /// when the files took effect, `refused` when they were bad and the previous ones stay.
     pub fn security_reload(&self, file: &'static str, applied: bool) {
+        if !self.on {
+            return;
+        }
         let result = if applied { "applied" } else { "refused" };
         self.security_reloads.get_or_create(&FileResultLabels { file, result }).inc();
     }

@@ -24,19 +24,19 @@ pub enum UnitFilter {
 impl RouteTables {
     /// WIPE_WRITE_PERM_OF_BROKER: clears the write bit of every topic of `broker`; returns how
     /// many topics it has (already read-only ones count too).
-    pub fn wipe_write_perm(&mut self, broker: &str) -> usize {
+    pub(in crate::registry) fn wipe_write_perm(&mut self, broker: &str) -> usize {
         self.topics_of(broker).iter().filter(|t| self.update_perm(t, broker, |perm| perm & !PERM_WRITE)).count()
     }
 
     /// ADD_WRITE_PERM_OF_BROKER: sets the perm of every topic of `broker` to read|write
     /// (overwriting other bits, as Java does); returns how many topics it has.
-    pub fn add_write_perm(&mut self, broker: &str) -> usize {
+    pub(in crate::registry) fn add_write_perm(&mut self, broker: &str) -> usize {
         self.topics_of(broker).iter().filter(|t| self.update_perm(t, broker, |_| PERM_READ | PERM_WRITE)).count()
     }
 
     /// DELETE_TOPIC_IN_NAMESRV: with a cluster, removes the topic's queues of that cluster's
     /// brokers; without, the whole topic. Static-topic mappings stay, as in Java.
-    pub fn delete_topic(&mut self, topic: &str, cluster: Option<&str>) {
+    pub(in crate::registry) fn delete_topic(&mut self, topic: &str, cluster: Option<&str>) {
         let brokers: Vec<String> = match cluster {
             Some(cluster) => self.cluster(cluster).map(|names| names.iter().cloned().collect()).unwrap_or_default(),
             None => self.queues(topic).map(|q| q.names().map(str::to_owned).collect()).unwrap_or_default(),
@@ -49,7 +49,7 @@ impl RouteTables {
     /// REGISTER_TOPIC_IN_NAMESRV, as Java's `registerTopic`: an existing topic takes each
     /// broker's queues up to the first broker the NameServer does not know (earlier ones stay);
     /// a new topic is created only when every broker is known. Returns how many were put.
-    pub fn register_topic(&mut self, topic: &str, queues: &[(String, QueueData)]) -> usize {
+    pub(in crate::registry) fn register_topic(&mut self, topic: &str, queues: &[(String, QueueData)]) -> usize {
         let known = queues.iter().take_while(|(broker, _)| self.group(broker).is_some()).count();
         if self.queues(topic).is_none() && known < queues.len() {
             return 0;

@@ -14,7 +14,7 @@ use thiserror::Error;
 
 use super::live::LiveBroker;
 use super::tables::RouteTables;
-use crate::mailbox::ConnId;
+use crate::origin::ConnId;
 
 /// The broker named, or the one at the address, is bound to another access key or connection.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]

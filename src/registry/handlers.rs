@@ -4,6 +4,7 @@ use tracing::{debug, info};
 
 use super::messages::*;
 use super::options::RegistryOptions;
+use super::register::Registered;
 use super::RouteRegistry;
 use crate::mailbox::Apply;
 use crate::metrics::Removal;
@@ -24,11 +25,9 @@ impl Apply<RouteRegistry> for RegisterBroker {
         let (name, addr, cluster, id, topics) =
             (reg.broker_name.clone(), reg.addr.clone(), reg.cluster.clone(), reg.broker_id, reg.body.topics.len());
         let mut outcome = registry.tables.register_broker(reg, now);
-        if let Some(m) = &registry.metrics {
-            m.registration(outcome.is_some());
-        }
+        registry.metrics.registration(matches!(outcome, Registered::Accepted(_)));
         match &mut outcome {
-            Some(o) => {
+            Registered::Accepted(o) => {
                 if let Some(old) = &o.replaced {
                     registry.count_removed(Removal::Unregistered, 1);
                     let b = &old.broker;
@@ -46,7 +45,7 @@ impl Apply<RouteRegistry> for RegisterBroker {
                     o.order_topic_config = registry.tables.order_kv_body().cloned();
                 }
             }
-            None => {
+            Registered::FirstWithSingleTopic => {
                 info!(broker = %name, addr = %addr, id, topics, "registration rejected: first one with a single topic")
             }
         }
@@ -87,9 +86,8 @@ impl Apply<RouteRegistry> for GetRouteInfo {
             Some(zone) => registry.tables.zone_route_body(&self.topic, self.style, zone),
             None => {
                 let cached = registry.tables.cached_route(&self.topic, self.style);
-                if let Some(m) = &registry.metrics {
-                    if cached.is_some() { &m.route_cache_hits } else { &m.route_cache_misses }.inc();
-                }
+                let m = &registry.metrics;
+                if cached.is_some() { &m.route_cache_hits } else { &m.route_cache_misses }.inc();
                 cached.or_else(|| registry.tables.route_body(&self.topic, self.style))
             }
         };

@@ -4,8 +4,8 @@
 //! registered in is kept with it, and lookups by (cluster, address), as Java's `BrokerAddrInfo`
 //! keys them, match only that cluster.
 
-use crate::mailbox::ConnId;
 use crate::model::DataVersion;
+use crate::origin::ConnId;
 
 /// The live registration at one address.
 #[derive(Debug, Clone, PartialEq, Eq)]

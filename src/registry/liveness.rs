@@ -9,9 +9,9 @@
 
 use super::stall::{Stall, TickWatch};
 use super::tables::RouteTables;
-use crate::mailbox::ConnId;
 use crate::model::{DataVersion, MASTER_ID};
 use crate::notifier::MinBrokerIdChange;
+use crate::origin::ConnId;
 
 /// Identifies one broker instance to remove.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,12 +58,24 @@ pub struct Healed {
     pub unlisted_live: Vec<String>,
 }
 
+/// The answer to QUERY_DATA_VERSION about one broker address (on the wire: `changed` and the
+/// stored version as the body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataVersionAnswer {
+    /// Live with the asked version: not changed.
+    Same(DataVersion),
+    /// Live with another version than the asked one (or provisional, so it registers afresh).
+    Changed(DataVersion),
+    /// Not live at that address: changed, and no stored version.
+    NotLive,
+}
+
 impl RouteTables {
     /// UNREGISTER_BROKER, as Java applies it whatever connection it comes over: the live entry
     /// of (cluster, addr) goes, and the address leaves the named group (any id). Then no group
     /// keeps the address without a live entry, and a live entry no group lists goes. Returns
     /// true if the instance was live or listed.
-    pub fn unregister_broker(&mut self, b: &BrokerRef) -> bool {
+    pub(in crate::registry) fn unregister_broker(&mut self, b: &BrokerRef) -> bool {
         let was_live = self.take_live(&b.cluster, &b.addr).is_some();
         self.set_filter_servers(&b.cluster, &b.addr, None);
         let was_listed = self.leave_group(&b.broker_name, &b.cluster, &b.addr, Some(b.broker_id));
@@ -145,7 +157,7 @@ impl RouteTables {
 
     /// Removes every broker whose latest registration came over `conn`, in address order
     /// (Java's `onChannelDestroy` removes the first it finds).
-    pub fn connection_closed(&mut self, conn: ConnId) -> Vec<Removed> {
+    pub(in crate::registry) fn connection_closed(&mut self, conn: ConnId) -> Vec<Removed> {
         let mut addrs: Vec<String> =
             self.live_entries().filter(|(_, l)| l.conn == conn).map(|(addr, _)| addr.to_owned()).collect();
         addrs.sort();
@@ -165,7 +177,7 @@ impl RouteTables {
 
     /// [`Self::expire`], removing at most `max` brokers, the longest overdue first. Returns them
     /// and how many brokers past their timeout were left for a later tick.
-    pub fn expire_at_most(&mut self, now_ms: u64, max: usize) -> (Vec<Removed>, usize) {
+    pub(in crate::registry) fn expire_at_most(&mut self, now_ms: u64, max: usize) -> (Vec<Removed>, usize) {
         let mut stale: Vec<(u64, String)> = self
             .live_entries()
             .map(|(addr, l)| (l.last_update_ms.saturating_add(l.timeout_ms), addr))
@@ -190,7 +202,7 @@ impl RouteTables {
     /// of our own `watch` detects, every broker's silence is excused by the stall's length and
     /// nothing expires for one scan interval; otherwise [`Self::expire`], at most
     /// `expiry_guard_percent` of the live brokers per tick when that guard is on.
-    pub fn expiry_tick(&mut self, watch: &mut TickWatch, mono_ms: u64, wall_ms: u64) -> ExpiryTick {
+    pub(in crate::registry) fn expiry_tick(&mut self, watch: &mut TickWatch, mono_ms: u64, wall_ms: u64) -> ExpiryTick {
         let plan = watch.tick(mono_ms, wall_ms);
         let excused = plan.stall.map_or(0, |s| self.excuse_silence(s.late_ms, mono_ms));
         let percent = self.options().expiry_guard_percent as usize;
@@ -247,7 +259,7 @@ impl RouteTables {
 
     /// After a stall of our own (see `stall`): each broker's silence is excused by `stall_ms`,
     /// its last update moved that much later, never past `now_ms`. Returns how many brokers.
-    pub fn excuse_silence(&mut self, stall_ms: u64, now_ms: u64) -> usize {
+    pub(in crate::registry) fn excuse_silence(&mut self, stall_ms: u64, now_ms: u64) -> usize {
         let mut count = 0;
         for live in self.live_values_mut() {
             live.last_update_ms = live.last_update_ms.saturating_add(stall_ms).min(now_ms).max(live.last_update_ms);
@@ -257,7 +269,7 @@ impl RouteTables {
     }
 
     /// BROKER_HEARTBEAT: refreshes a live instance. Returns false for an unknown one.
-    pub fn heartbeat(&mut self, cluster: &str, addr: &str, now_ms: u64) -> bool {
+    pub(in crate::registry) fn heartbeat(&mut self, cluster: &str, addr: &str, now_ms: u64) -> bool {
         match self.live_mut(cluster, addr) {
             Some(live) => {
                 live.last_update_ms = now_ms;
@@ -268,21 +280,25 @@ impl RouteTables {
     }
 
     /// QUERY_DATA_VERSION: whether `version` differs from the stored one (a missing one counts
-    /// as changed), refreshing the instance as a heartbeat. Returns (changed, stored version).
-    pub fn query_data_version(
+    /// as changed), refreshing the instance as a heartbeat.
+    pub(in crate::registry) fn query_data_version(
         &mut self,
         cluster: &str,
         addr: &str,
         version: Option<&DataVersion>,
         now_ms: u64,
-    ) -> (bool, Option<DataVersion>) {
+    ) -> DataVersionAnswer {
         match self.live_mut(cluster, addr) {
             Some(live) => {
                 live.last_update_ms = now_ms;
                 // A provisional broker is told its version changed, so it registers afresh.
-                (live.provisional || version != Some(&live.data_version), Some(live.data_version))
+                if live.provisional || version != Some(&live.data_version) {
+                    DataVersionAnswer::Changed(live.data_version)
+                } else {
+                    DataVersionAnswer::Same(live.data_version)
+                }
             }
-            None => (true, None),
+            None => DataVersionAnswer::NotLive,
         }
     }
 }

@@ -7,12 +7,12 @@ use bytes::Bytes;
 use super::admin::UnitFilter;
 use super::binding::BoundElsewhere;
 use super::listings::SortedTopics;
-use super::liveness::BrokerRef;
+use super::liveness::{BrokerRef, DataVersionAnswer};
 use super::options::RegistryOptions;
-use super::register::{RegisterOutcome, Registration};
+use super::register::{Registered, Registration};
 use super::topic_limit::RegisterRefused;
-use crate::mailbox::ConnId;
 use crate::model::{DataVersion, QueueData};
+use crate::origin::ConnId;
 use crate::protocol::json::JsonStyle;
 use crate::request;
 
@@ -23,7 +23,7 @@ pub struct RegisterBroker {
     pub conn: ConnId,
     pub registration: Registration,
 }
-request!(RegisterBroker, Result<Option<RegisterOutcome>, RegisterRefused>);
+request!(RegisterBroker, Result<Registered, RegisterRefused>);
 
 /// UNREGISTER_BROKER, applied whatever connection it came over; answers whether the broker
 /// was known. With `access_key`, a broker live under another access key is not removed.
@@ -90,7 +90,7 @@ pub struct GetClusterInfo {
 }
 request!(GetClusterInfo, Bytes, query);
 
-/// QUERY_DATA_VERSION; answers (changed, stored version) and refreshes the broker, unless the
+/// QUERY_DATA_VERSION; answers how the stored version compares and refreshes the broker, unless the
 /// broker at `addr` is live under another access key than `access_key` (when checked).
 #[derive(Debug)]
 pub struct QueryDataVersion {
@@ -100,7 +100,7 @@ pub struct QueryDataVersion {
     pub version: Option<DataVersion>,
     pub access_key: Option<String>,
 }
-request!(QueryDataVersion, Result<(bool, Option<DataVersion>), BoundElsewhere>);
+request!(QueryDataVersion, Result<DataVersionAnswer, BoundElsewhere>);
 
 /// BROKER_HEARTBEAT; answers whether the broker was live, unless it is live under another
 /// access key than `access_key` (when checked).

@@ -24,16 +24,16 @@ pub mod topic_limit;
 pub mod view;
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tracing::{debug, info, info_span, warn};
 
-use crate::mailbox::{handle_logged, Apply, ConnId, Mailbox, Queued, Timings};
+use crate::mailbox::{handle_logged, Apply, Mailbox, Queued};
 use crate::metrics::{Metrics, Removal};
 use crate::notifier::{NotifierHandle, SendMinBrokerIdChange};
+use crate::origin::ConnId;
 use liveness::BrokerRef;
 use messages::CloseConnection;
 use options::RegistryOptions;
@@ -53,12 +53,8 @@ pub struct RouteRegistry {
     started: tokio::time::Instant,
     /// Period of the expiry tick.
     scan_interval: Duration,
-    /// Messages sent to this actor and not yet handled (shared with every `RegistryHandle`).
-    queued: Arc<AtomicUsize>,
-    /// Handling time per message type.
-    timings: Timings,
     /// Registrations, removals and route cache hits are counted here.
-    metrics: Option<Arc<Metrics>>,
+    metrics: Arc<Metrics>,
     /// Where decided NOTIFY_MIN_BROKER_ID_CHANGE messages go.
     notifier: NotifierHandle,
     /// The open connections that carried registrations, to close one whose broker expired.
@@ -82,10 +78,10 @@ impl RouteRegistry {
         options: RegistryOptions,
         scan_interval: Duration,
         notifier: NotifierHandle,
-        metrics: Option<Arc<Metrics>>,
+        metrics: Arc<Metrics>,
     ) -> RegistryHandle {
-        let (registry, queued) = Self::new(options, scan_interval, notifier, metrics);
-        Mailbox::new(registry.start(), queued)
+        let registry = Self::new(options, scan_interval, notifier, metrics.clone());
+        Mailbox::new(registry.start(), "registry", metrics)
     }
 
     /// Starts the registry on `arbiter` (a thread of its own).
@@ -94,25 +90,17 @@ impl RouteRegistry {
         options: RegistryOptions,
         scan_interval: Duration,
         notifier: NotifierHandle,
-        metrics: Option<Arc<Metrics>>,
+        metrics: Arc<Metrics>,
     ) -> RegistryHandle {
-        let (registry, queued) = Self::new(options, scan_interval, notifier, metrics);
-        Mailbox::new(RouteRegistry::start_in_arbiter(arbiter, |_| registry), queued)
+        let registry = Self::new(options, scan_interval, notifier, metrics.clone());
+        Mailbox::new(RouteRegistry::start_in_arbiter(arbiter, |_| registry), "registry", metrics)
     }
 
-    fn new(
-        options: RegistryOptions,
-        scan_interval: Duration,
-        notifier: NotifierHandle,
-        metrics: Option<Arc<Metrics>>,
-    ) -> (Self, Arc<AtomicUsize>) {
-        let (queued, timings) = Timings::watched("registry", metrics.clone());
-        let registry = RouteRegistry {
+    fn new(options: RegistryOptions, scan_interval: Duration, notifier: NotifierHandle, metrics: Arc<Metrics>) -> Self {
+        RouteRegistry {
             tables: RouteTables::new(options),
             started: tokio::time::Instant::now(),
             scan_interval,
-            queued: queued.clone(),
-            timings,
             metrics,
             notifier,
             connections: HashMap::new(),
@@ -120,8 +108,7 @@ impl RouteRegistry {
             ticks: TickWatch::new(scan_interval.as_millis() as u64),
             snapshots: SnapshotPace::default(),
             listings: listings::Listings::default(),
-        };
-        (registry, queued)
+        }
     }
 
     fn now_ms(&self) -> u64 {
@@ -136,9 +123,7 @@ impl RouteRegistry {
         let now = self.now_ms();
         let tick = self.tables.expiry_tick(&mut self.ticks, now, wall_ms());
         if let Some(stall) = tick.stall {
-            if let Some(m) = &self.metrics {
-                m.registry_stalls.inc();
-            }
+            self.metrics.registry_stalls.inc();
             warn!(
                 stall_ms = stall.late_ms,
                 wall_stall_ms = stall.wall_late_ms,
@@ -198,7 +183,7 @@ impl RouteRegistry {
     /// connections the tables decided to close, never waiting.
     fn send_notifications(&mut self) {
         for change in self.tables.take_outbox() {
-            self.notifier.tell(SendMinBrokerIdChange { conn: ConnId(0), change });
+            self.notifier.tell(SendMinBrokerIdChange { conn: ConnId::SERVER, change });
         }
         for conn in self.tables.take_closing() {
             if let Some(closer) = self.connections.get(&conn) {
@@ -209,9 +194,7 @@ impl RouteRegistry {
 
     /// Counts removed brokers for the metrics.
     fn count_removed(&self, reason: Removal, count: usize) {
-        if let Some(m) = self.metrics.as_ref().filter(|_| count > 0) {
-            m.removed(reason, count);
-        }
+        self.metrics.removed(reason, count);
     }
 
     fn log_removed(&self, reason: &'static str, brokers: &[BrokerRef]) {
@@ -235,10 +218,8 @@ impl Actor for RouteRegistry {
 impl<M: Apply<RouteRegistry>> Handler<Queued<M>> for RouteRegistry {
     type Result = MessageResult<Queued<M>>;
 
-    fn handle(&mut self, Queued(msg): Queued<M>, _: &mut Context<Self>) -> Self::Result {
-        let queued = self.queued.clone();
-        let (out, nanos) = handle_logged(self, "registry", &queued, msg);
-        self.timings.observe(M::NAME, nanos);
+    fn handle(&mut self, queued: Queued<M>, _: &mut Context<Self>) -> Self::Result {
+        let out = handle_logged(self, queued);
         self.send_notifications();
         MessageResult(out)
     }

@@ -5,9 +5,9 @@ use std::collections::HashSet;
 use super::live::LiveBroker;
 use super::liveness::Removed;
 use super::tables::RouteTables;
-use crate::mailbox::ConnId;
 use crate::model::{MASTER_ID, PERM_WRITE};
 use crate::notifier::MinBrokerIdChange;
+use crate::origin::ConnId;
 use crate::protocol::body::RegisterBody;
 
 /// Mixed into the applied fingerprint of a registration whose queues were stored with write
@@ -54,6 +54,17 @@ pub struct RegisterOutcome {
     pub replaced: Option<Removed>,
 }
 
+/// What a broker registration that passed the checks came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Registered {
+    /// Taken (or, with an older stateVersion than the live holder of its id, answered as if
+    /// taken): what the broker is told.
+    Accepted(RegisterOutcome),
+    /// Rejected as Java rejects it (Java's null result): a first registration carrying a single
+    /// topic. Earlier steps (joining the cluster, replacing another owner) took effect.
+    FirstWithSingleTopic,
+}
+
 /// How a registration joined its broker group.
 enum Joined {
     /// An older stateVersion than the live broker holding this id; nothing more happens.
@@ -73,11 +84,11 @@ struct Role {
 }
 
 impl RouteTables {
-    /// Registers a broker. `None` is Java's null result: a first registration with one topic.
+    /// Registers a broker (see [`Registered`] for what it may come to).
     ///
     /// An address serves one broker: a live registration of another broker (or of this one in
     /// another cluster) at the address is removed first, as its unregister would.
-    pub fn register_broker(&mut self, reg: Registration, now_ms: u64) -> Option<RegisterOutcome> {
+    pub fn register_broker(&mut self, reg: Registration, now_ms: u64) -> Registered {
         let replaced = self.replace_other_owner(&reg);
         let newly_live = self.live(&reg.cluster, &reg.addr).is_none();
         let role = match self.join_group(&reg) {
@@ -85,12 +96,12 @@ impl RouteTables {
             Some(Joined::Stale) => {
                 self.take_live(&reg.cluster, &reg.addr);
                 self.close_replaced(&replaced, &reg);
-                return Some(RegisterOutcome { replaced, ..RegisterOutcome::default() });
+                return Registered::Accepted(RegisterOutcome { replaced, ..RegisterOutcome::default() });
             }
             None => {
                 self.settle_after_rejection(&reg.addr);
                 self.close_replaced(&replaced, &reg);
-                return None;
+                return Registered::FirstWithSingleTopic;
             }
         };
 
@@ -126,7 +137,7 @@ impl RouteTables {
             self.settle_addr(displaced);
         }
         self.close_replaced(&replaced, &reg);
-        Some(RegisterOutcome { newly_live, replaced, ..self.master_of(&reg) })
+        Registered::Accepted(RegisterOutcome { newly_live, replaced, ..self.master_of(&reg) })
     }
 
     /// Removes the live registration at `reg.addr` when it belongs to another broker name or

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::register::Registration;
 use super::tables::RouteTables;
-use crate::mailbox::ConnId;
 use crate::model::{DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo, TopicTable};
+use crate::origin::ConnId;
 use crate::protocol::body::RegisterBody;
 
 /// The snapshot format this build writes and reads.
@@ -151,7 +151,7 @@ impl RouteTables {
     /// registered, then marked provisional with no connection; one already provisional when the
     /// snapshot was taken keeps only the rest of its timeout. Notifications and closes the
     /// replay decides are dropped (nobody to tell). Returns how many brokers are provisional.
-    pub fn load_snapshot(&mut self, snapshot: &Snapshot, now_ms: u64) -> usize {
+    pub(in crate::registry) fn load_snapshot(&mut self, snapshot: &Snapshot, now_ms: u64) -> usize {
         for group in &snapshot.groups {
             for member in &group.members {
                 // Java refuses a first registration with exactly one topic: join with none first.
@@ -198,7 +198,7 @@ fn replayed(group: &GroupSnapshot, member: &MemberSnapshot, with_topics: bool) -
         mappings: mappings.collect(),
     };
     Registration {
-        conn: ConnId(0),
+        conn: ConnId::SERVER,
         version: member.version,
         cluster: member.cluster.clone(),
         addr: member.addr.clone(),

@@ -14,7 +14,7 @@ use tracing::{debug, info, warn};
 use super::messages::{FinalSnapshot, LoadSnapshot};
 use super::snapshot::{Snapshot, FORMAT};
 use super::RegistryHandle;
-use crate::mailbox::ConnId;
+use crate::origin::ConnId;
 use crate::persist::{read_state_file, write_atomically};
 use crate::settings::Settings;
 
@@ -261,7 +261,7 @@ pub async fn warm_start(settings: &Settings, registry: &RegistryHandle) -> WarmS
     };
     let sink = writer.as_ref().map(SnapshotWriter::sink);
     let (snapshot, age_ms) = snapshot.map_or((None, 0), |(s, age)| (Some(s), age));
-    let loaded = registry.ask(LoadSnapshot { conn: ConnId(0), snapshot, sink }).await.unwrap_or(0);
+    let loaded = registry.ask(LoadSnapshot { conn: ConnId::SERVER, snapshot, sink }).await.unwrap_or(0);
     if loaded > 0 || age_ms > 0 {
         let load_ms = begin.elapsed().as_millis() as u64;
         info!(path = %path.display(), brokers = loaded, age_ms, load_ms, "route snapshot loaded: brokers provisional until they register");
@@ -275,6 +275,6 @@ pub async fn final_snapshot(registry: &RegistryHandle, writer: Option<SnapshotWr
     let Some(writer) = writer else {
         return;
     };
-    let last = registry.ask(FinalSnapshot { conn: ConnId(0) }).await.ok().flatten();
+    let last = registry.ask(FinalSnapshot { conn: ConnId::SERVER }).await.ok().flatten();
     writer.finish(last);
 }

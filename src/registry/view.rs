@@ -31,7 +31,7 @@ impl RouteTables {
     }
 
     /// The encoded ClusterInfo (always fastjson style), cached until a broker or cluster changes.
-    pub fn cluster_info_body(&mut self) -> Bytes {
+    pub(in crate::registry) fn cluster_info_body(&mut self) -> Bytes {
         if let Some(body) = self.cached_cluster_info() {
             return body;
         }
@@ -42,7 +42,7 @@ impl RouteTables {
 
     /// The encoded list of every topic, sorted (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), cached
     /// until a topic appears or goes.
-    pub fn all_topics_body(&mut self) -> Bytes {
+    pub(in crate::registry) fn all_topics_body(&mut self) -> Bytes {
         if let Some(body) = self.cached_all_topics() {
             return body;
         }

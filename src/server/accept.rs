@@ -11,7 +11,7 @@ use tokio::sync::{broadcast, mpsc};
 use crate::connection::{Connection, ConnectionContext, Lifecycle};
 use crate::io_pool::IoPool;
 use crate::listen::AcceptGate;
-use crate::mailbox::{ConnId, Origin};
+use crate::origin::{ConnId, Origin};
 use crate::tls::{Accepted, Tls};
 
 /// How long shutdown waits for connections to answer what they have in flight.

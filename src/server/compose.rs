@@ -78,7 +78,7 @@ impl Services {
         settings: &Settings,
         state: State,
         sources: Option<Sources>,
-        metrics: Option<Arc<Metrics>>,
+        metrics: Arc<Metrics>,
     ) -> Result<Self, ServeError> {
         let kv_files = state.kv;
         let limits = NotifyLimits {

@@ -26,9 +26,9 @@ use crate::filewatch::Poke;
 use crate::io_pool::IoPool;
 use crate::kv::{Flush, KvError};
 use crate::listen::{self, AcceptGate};
-use crate::mailbox::ConnId;
 use crate::metrics::Metrics;
 use crate::observe::{ObserveError, Observer};
+use crate::origin::ConnId;
 use crate::registry::snapshot_file::{final_snapshot, warm_start};
 use crate::settings::{Settings, Sources};
 use crate::tls::TlsError;
@@ -111,7 +111,7 @@ async fn serve_loaded(
     // As Java does for listenPort=0: the port actually bound is the one reported and persisted.
     settings.listen.listen_port = listener.local_addr()?.port();
     let (sources, requests) = reload.map(|r| (r.sources, r.requests)).unzip();
-    let metrics = settings.observe.metrics_enabled.then(Metrics::new);
+    let metrics = if settings.observe.metrics_enabled { Metrics::new() } else { Metrics::off() };
     let services = Services::start(&settings, state, sources, metrics.clone())?;
     if let Some(requests) = requests {
         actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
@@ -146,7 +146,7 @@ async fn serve_loaded(
     info!("shutting down: stopped accepting connections");
     let begin = Instant::now();
     let drained = connections.drain(DRAIN_TIMEOUT).await;
-    match services.kv.ask(Flush { conn: ConnId(0) }).await {
+    match services.kv.ask(Flush { conn: ConnId::SERVER }).await {
         Ok(Err(error)) => warn!(%error, "kv snapshot at shutdown failed; the journal beside it keeps every change"),
         Err(error) => warn!(%error, "kv store gone before shutdown"),
         Ok(Ok(())) => {}
@@ -169,7 +169,7 @@ async fn forward_reloads(mut requests: mpsc::Receiver<()>, config: ConfigHandle,
         for watcher in &watchers {
             watcher.poke();
         }
-        let _ = config.ask(ReloadConfig { conn: ConnId(0) }).await;
+        let _ = config.ask(ReloadConfig { conn: ConnId::SERVER }).await;
     }
 }
 

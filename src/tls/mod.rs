@@ -45,13 +45,13 @@ pub struct Tls {
     first_byte_timeout: Duration,
     handshake_timeout: Duration,
     warnings: RateLimit,
-    metrics: Option<Arc<Metrics>>,
+    metrics: Arc<Metrics>,
 }
 
 impl Tls {
     /// Loads the certificate and key (a bad file stops start-up) and watches the files, unless
     /// `tls_mode` is `disabled` (then `None`). The [`Poke`] reloads them (SIGHUP).
-    pub fn start(settings: &Settings, metrics: Option<Arc<Metrics>>) -> Result<Option<(Arc<Tls>, Poke)>, TlsError> {
+    pub fn start(settings: &Settings, metrics: Arc<Metrics>) -> Result<Option<(Arc<Tls>, Poke)>, TlsError> {
         if settings.tls.tls_mode == TlsMode::Disabled {
             return Ok(None);
         }
@@ -64,9 +64,7 @@ impl Tls {
         let counted = metrics.clone();
         let reload = move |cause| {
             let loaded = server_config(&files);
-            if let Some(metrics) = &counted {
-                metrics.security_reload("tls", loaded.is_ok());
-            }
+            counted.security_reload("tls", loaded.is_ok());
             match loaded {
                 Ok(config) => {
                     table.store(config);
@@ -130,9 +128,7 @@ impl Tls {
     }
 
     fn count(&self, result: &'static str) {
-        if let Some(m) = &self.metrics {
-            m.tls_connection(result);
-        }
+        self.metrics.tls_connection(result);
     }
 
     /// A peer-caused warning, rate-limited.

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 
 use super::RouteTables;
-use crate::mailbox::ConnId;
 use crate::notifier::MinBrokerIdChange;
+use crate::origin::ConnId;
 use crate::protocol::json::JsonStyle;
 use crate::protocol::response_body::encode_kv_table;
 use crate::registry::cache::RouteCache;
@@ -15,13 +15,13 @@ use crate::registry::options::RegistryOptions;
 /// Settings, the KV store's order-topic namespace, notifications and the body cache.
 impl RouteTables {
     /// Replaces the options; every cached route is dropped since options shape routes.
-    pub fn set_options(&mut self, options: RegistryOptions) {
+    pub(in crate::registry) fn set_options(&mut self, options: RegistryOptions) {
         self.routes = RouteCache::new(options.route_cache_max_bytes);
         self.options = options;
     }
 
     /// Replaces the ORDER_TOPIC_CONFIG namespace, dropping the routes whose entry changed.
-    pub fn set_order_topics(&mut self, table: Option<BTreeMap<String, String>>) {
+    pub(in crate::registry) fn set_order_topics(&mut self, table: Option<BTreeMap<String, String>>) {
         self.order_kv_body = table.as_ref().map(|t| Bytes::from(encode_kv_table(t)));
         let new = table.unwrap_or_default();
         let old = std::mem::replace(&mut self.order_topics, new);
@@ -33,34 +33,34 @@ impl RouteTables {
     }
 
     /// Queues a notification for the notifier.
-    pub fn notify(&mut self, change: MinBrokerIdChange) {
+    pub(in crate::registry) fn notify(&mut self, change: MinBrokerIdChange) {
         self.outbox.push(change);
     }
 
     /// Decides to close connection `conn` (Java closes an expired broker's channel).
-    pub fn close_connection(&mut self, conn: ConnId) {
+    pub(in crate::registry) fn close_connection(&mut self, conn: ConnId) {
         if !self.closing.contains(&conn) {
             self.closing.push(conn);
         }
     }
 
     /// Takes the connections decided to be closed since the last call.
-    pub fn take_closing(&mut self) -> Vec<ConnId> {
+    pub(in crate::registry) fn take_closing(&mut self) -> Vec<ConnId> {
         std::mem::take(&mut self.closing)
     }
 
     /// Takes the notifications decided since the last call.
-    pub fn take_outbox(&mut self) -> Vec<MinBrokerIdChange> {
+    pub(in crate::registry) fn take_outbox(&mut self) -> Vec<MinBrokerIdChange> {
         std::mem::take(&mut self.outbox)
     }
 
     /// The cached route body of `topic` in `style`.
-    pub fn cached_route(&mut self, topic: &str, style: JsonStyle) -> Option<Bytes> {
+    pub(in crate::registry) fn cached_route(&mut self, topic: &str, style: JsonStyle) -> Option<Bytes> {
         self.routes.get(topic, style)
     }
 
     /// Caches a route body built from the current tables.
-    pub fn cache_route(&mut self, topic: &str, style: JsonStyle, body: Bytes) {
+    pub(in crate::registry) fn cache_route(&mut self, topic: &str, style: JsonStyle, body: Bytes) {
         self.routes.put(topic, style, body);
     }
 
@@ -75,12 +75,12 @@ impl RouteTables {
     }
 
     /// Caches a list of every topic built from the current tables.
-    pub fn cache_all_topics(&mut self, body: Bytes) {
+    pub(in crate::registry) fn cache_all_topics(&mut self, body: Bytes) {
         self.all_topics = Some(body);
     }
 
     /// Caches a ClusterInfo body built from the current tables.
-    pub fn cache_cluster_info(&mut self, body: Bytes) {
+    pub(in crate::registry) fn cache_cluster_info(&mut self, body: Bytes) {
         self.cluster_info = Some(body);
     }
 }

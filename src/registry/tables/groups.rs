@@ -10,7 +10,7 @@ use crate::registry::live::LiveBroker;
 /// Changing groups, clusters, liveness and filter servers.
 impl RouteTables {
     /// Adds `broker` to `cluster`. Returns true if it was not a member.
-    pub fn join_cluster(&mut self, cluster: &str, broker: &str) -> bool {
+    pub(in crate::registry) fn join_cluster(&mut self, cluster: &str, broker: &str) -> bool {
         let names = match self.clusters.get_mut(cluster) {
             Some(names) => names,
             None => self.clusters.entry(cluster.to_owned()).or_default(),
@@ -26,7 +26,12 @@ impl RouteTables {
     /// Edits group `name`, creating it (empty, in `cluster`) when absent; the group's cached
     /// bodies are dropped if it was created or `edit` changed it. Returns `edit`'s answer and
     /// whether the group was created.
-    pub fn edit_group<R>(&mut self, name: &str, cluster: &str, edit: impl FnOnce(&mut BrokerData) -> R) -> (R, bool) {
+    pub(in crate::registry) fn edit_group<R>(
+        &mut self,
+        name: &str,
+        cluster: &str,
+        edit: impl FnOnce(&mut BrokerData) -> R,
+    ) -> (R, bool) {
         let created = !self.brokers.contains_key(name);
         if created {
             self.brokers.insert(name.to_owned(), BrokerData::new(cluster, name));
@@ -40,7 +45,11 @@ impl RouteTables {
 
     /// Edits group `name` if it exists, dropping its cached bodies if `edit` changed it and
     /// keeping the address index in step.
-    pub fn edit_existing_group<R>(&mut self, name: &str, edit: impl FnOnce(&mut BrokerData) -> R) -> Option<R> {
+    pub(in crate::registry) fn edit_existing_group<R>(
+        &mut self,
+        name: &str,
+        edit: impl FnOnce(&mut BrokerData) -> R,
+    ) -> Option<R> {
         let group = self.brokers.get_mut(name)?;
         let before = group.clone();
         let answer = edit(group);
@@ -69,7 +78,7 @@ impl RouteTables {
 
     /// Removes group `name` with its queue data, and takes the name out of `cluster` (the
     /// cluster the removal named, as Java does), dropping that cluster when it empties.
-    pub fn remove_group(&mut self, name: &str, cluster: &str) {
+    pub(in crate::registry) fn remove_group(&mut self, name: &str, cluster: &str) {
         let Some(group) = self.brokers.remove(name) else {
             return;
         };
@@ -92,7 +101,7 @@ impl RouteTables {
     }
 
     /// Sets the live entry at `addr`.
-    pub fn set_live(&mut self, addr: &str, live: LiveBroker) {
+    pub(in crate::registry) fn set_live(&mut self, addr: &str, live: LiveBroker) {
         match self.live.get_mut(addr) {
             Some(entry) => {
                 if !entry.same_registration(&live) {
@@ -108,25 +117,25 @@ impl RouteTables {
     }
 
     /// Removes and returns the live entry at `addr` if it registered in `cluster`.
-    pub fn take_live(&mut self, cluster: &str, addr: &str) -> Option<LiveBroker> {
+    pub(in crate::registry) fn take_live(&mut self, cluster: &str, addr: &str) -> Option<LiveBroker> {
         self.live(cluster, addr)?;
         self.changes += 1;
         self.live.remove(addr)
     }
 
     /// The live entry at `addr` in `cluster`, to refresh it (liveness shapes no cached body).
-    pub fn live_mut(&mut self, cluster: &str, addr: &str) -> Option<&mut LiveBroker> {
+    pub(in crate::registry) fn live_mut(&mut self, cluster: &str, addr: &str) -> Option<&mut LiveBroker> {
         self.live.get_mut(addr).filter(|l| l.cluster == cluster)
     }
 
     /// Every live entry, to refresh them all (liveness shapes no cached body).
-    pub fn live_values_mut(&mut self) -> impl Iterator<Item = &mut LiveBroker> {
+    pub(in crate::registry) fn live_values_mut(&mut self) -> impl Iterator<Item = &mut LiveBroker> {
         self.live.values_mut()
     }
 
     /// Replaces (or with `None` removes) the filter servers of the broker at `addr` in `cluster`,
     /// dropping the cached bodies of every group of `cluster` that lists `addr` if they changed.
-    pub fn set_filter_servers(&mut self, cluster: &str, addr: &str, servers: Option<Vec<String>>) {
+    pub(in crate::registry) fn set_filter_servers(&mut self, cluster: &str, addr: &str, servers: Option<Vec<String>>) {
         let key = (cluster.to_owned(), addr.to_owned());
         let previous = match servers.clone() {
             Some(list) => self.filter_servers.insert(key, list),

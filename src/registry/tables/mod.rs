@@ -14,9 +14,9 @@ use bytes::Bytes;
 use super::cache::RouteCache;
 use super::live::LiveBroker;
 use super::options::RegistryOptions;
-use crate::mailbox::ConnId;
 use crate::model::{BrokerData, QueueData, TopicQueueMappingInfo};
 use crate::notifier::MinBrokerIdChange;
+use crate::origin::ConnId;
 pub use queues::{BrokerName, TopicQueues};
 
 #[cfg(test)]
@@ -276,14 +276,14 @@ impl RouteTables {
     }
 
     /// Puts queue data only where the topic has none for this broker. Returns true if added.
-    pub fn put_queue_if_absent(&mut self, topic: &str, broker: &str, queue: QueueData) -> bool {
+    pub(in crate::registry) fn put_queue_if_absent(&mut self, topic: &str, broker: &str, queue: QueueData) -> bool {
         let present = self.topic_queues.get(topic).is_some_and(|q| q.contains(broker));
         !present && self.put_queue(topic, broker, queue)
     }
 
     /// Removes a broker's queue data from a topic, dropping the topic when it empties, and marks
     /// the broker pruned so its next registration puts back what it still lists.
-    pub fn remove_queue(&mut self, topic: &str, broker: &str) -> bool {
+    pub(in crate::registry) fn remove_queue(&mut self, topic: &str, broker: &str) -> bool {
         let Some(queues) = self.topic_queues.get_mut(topic) else {
             return false;
         };
@@ -308,7 +308,7 @@ impl RouteTables {
     }
 
     /// Changes the perm of one broker's queue data in a topic. Returns true if it existed.
-    pub fn update_perm(&mut self, topic: &str, broker: &str, perm: impl Fn(i32) -> i32) -> bool {
+    pub(in crate::registry) fn update_perm(&mut self, topic: &str, broker: &str, perm: impl Fn(i32) -> i32) -> bool {
         let Some(queue) = self.topic_queues.get_mut(topic).and_then(|q| q.get_mut(broker)) else {
             return false;
         };
@@ -323,7 +323,7 @@ impl RouteTables {
     }
 
     /// Stores a static-topic mapping.
-    pub fn put_mapping(&mut self, topic: &str, info: TopicQueueMappingInfo) {
+    pub(in crate::registry) fn put_mapping(&mut self, topic: &str, info: TopicQueueMappingInfo) {
         let mappings = self.queue_mappings.entry(topic.to_owned()).or_default();
         if mappings.get(&info.bname) != Some(&info) {
             mappings.insert(info.bname.clone(), info);
@@ -333,13 +333,13 @@ impl RouteTables {
     }
 
     /// Records that `broker`'s latest registration put back everything it lists.
-    pub fn clear_pruned(&mut self, broker: &str) {
+    pub(in crate::registry) fn clear_pruned(&mut self, broker: &str) {
         self.pruned.remove(broker);
     }
 
     /// Records that `broker`'s queue data is exactly what a registration with `fingerprint`
     /// leaves, until something changes it.
-    pub fn set_applied(&mut self, broker: &str, fingerprint: u64) {
+    pub(in crate::registry) fn set_applied(&mut self, broker: &str, fingerprint: u64) {
         let name =
             self.broker_topics.get_key_value(broker).map_or_else(|| BrokerName::from(broker), |(name, _)| name.clone());
         self.applied.insert(name, fingerprint);

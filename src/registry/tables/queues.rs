@@ -28,7 +28,7 @@ impl TopicQueues {
     }
 
     /// The queue data of `broker`, to change it.
-    pub fn get_mut(&mut self, broker: &str) -> Option<&mut QueueData> {
+    pub(in crate::registry) fn get_mut(&mut self, broker: &str) -> Option<&mut QueueData> {
         self.position(broker).ok().map(|i| &mut self.entries[i].1)
     }
 
@@ -38,7 +38,7 @@ impl TopicQueues {
     }
 
     /// Sets the queue data of `broker`; returns what it replaced.
-    pub fn insert(&mut self, broker: &BrokerName, queue: QueueData) -> Option<QueueData> {
+    pub(in crate::registry) fn insert(&mut self, broker: &BrokerName, queue: QueueData) -> Option<QueueData> {
         match self.position(broker) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, queue)),
             Err(i) => {
@@ -49,7 +49,7 @@ impl TopicQueues {
     }
 
     /// Removes the queue data of `broker`; returns it.
-    pub fn remove(&mut self, broker: &str) -> Option<QueueData> {
+    pub(in crate::registry) fn remove(&mut self, broker: &str) -> Option<QueueData> {
         let i = self.position(broker).ok()?;
         let (_, queue) = self.entries.remove(i);
         if self.entries.len() <= 1 {

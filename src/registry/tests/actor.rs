@@ -14,11 +14,13 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::codec::Decoder;
 
 use super::*;
+use crate::metrics::Metrics;
 use crate::notifier::{Notifier, NotifyLimits};
 use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{
     AttachConnection, CloseConnection, ConnectionClosed, GetRouteInfo, RegisterBroker, RouteAnswer,
 };
+use crate::registry::register::Registered;
 use crate::registry::{RegistryHandle, RouteRegistry};
 
 /// How long a test waits for an effect before failing.
@@ -41,8 +43,8 @@ impl Handler<CloseConnection> for Closer {
 
 /// A registry with `options` and a 20 ms expiry tick, with a notifier of its own.
 fn start_registry(options: RegistryOptions) -> RegistryHandle {
-    let notifier = Notifier::start(479, NotifyLimits { max_in_flight: 8, max_per_second: 100 }, None);
-    RouteRegistry::start(options, Duration::from_millis(20), notifier, None)
+    let notifier = Notifier::start(479, NotifyLimits { max_in_flight: 8, max_per_second: 100 }, Metrics::off());
+    RouteRegistry::start(options, Duration::from_millis(20), notifier, Metrics::off())
 }
 
 /// Attaches connection `conn` and registers `reg` over it; the closes it gets are reported.
@@ -51,7 +53,7 @@ async fn register_over(registry: &RegistryHandle, reg: &Reg) -> UnboundedReceive
     let closer = Closer(tx).start().recipient();
     registry.ask(AttachConnection { conn: ConnId(reg.conn), closer }).await.unwrap();
     let registered = registry.ask(RegisterBroker { conn: ConnId(reg.conn), registration: reg.registration() });
-    assert!(matches!(registered.await.unwrap(), Ok(Some(_))), "{} registered", reg.name);
+    assert!(matches!(registered.await.unwrap(), Ok(Registered::Accepted(_))), "{} registered", reg.name);
     rx
 }
 

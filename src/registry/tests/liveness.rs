@@ -1,6 +1,7 @@
 //! Expiry on an injected clock, heartbeats, removal of what empties, and fencing.
 
 use super::*;
+use crate::registry::liveness::DataVersionAnswer;
 use crate::registry::stall::{Stall, TickWatch};
 
 #[test]
@@ -24,12 +25,16 @@ fn heartbeats_and_data_version_queries_keep_a_broker() {
     register(&mut t, &b, 0);
     assert!(t.heartbeat("c", "a:1", 90));
     let version = DataVersion { counter: 1, state_version: 0, timestamp: 1 };
-    assert_eq!(t.query_data_version("c", "a:1", Some(&version), 180), (false, Some(version)));
+    assert_eq!(t.query_data_version("c", "a:1", Some(&version), 180), DataVersionAnswer::Same(version));
     assert!(t.expire(250).is_empty());
     let other = DataVersion { counter: 2, ..version };
-    assert!(t.query_data_version("c", "a:1", Some(&other), 260).0, "a different version is a change");
+    assert_eq!(
+        t.query_data_version("c", "a:1", Some(&other), 260),
+        DataVersionAnswer::Changed(version),
+        "a different version is a change"
+    );
     assert!(!t.heartbeat("c", "nobody:1", 0));
-    assert_eq!(t.query_data_version("c", "nobody:1", None, 0), (true, None));
+    assert_eq!(t.query_data_version("c", "nobody:1", None, 0), DataVersionAnswer::NotLive);
 }
 
 #[test]
@@ -97,7 +102,7 @@ fn an_address_reused_by_another_broker_replaces_it() {
         let mut t = tables();
         register(&mut t, &Reg { conn: 1, ..broker("broker-a", "10.0.0.5:10911", &["TA", "TA2"]) }, 0);
         let b = Reg { cluster, id, conn: 2, ..broker("broker-b", "10.0.0.5:10911", &["TB", "TB2"]) };
-        let outcome = t.register_broker(b.registration(), 1).unwrap();
+        let outcome = accepted(t.register_broker(b.registration(), 1));
         assert_eq!(outcome.replaced.map(|r| r.broker.broker_name).as_deref(), Some("broker-a"), "{cluster} {id}");
         assert!(route(&mut t, "TA").is_none(), "{cluster} {id}: the replaced broker's topics went");
         assert!(t.group("broker-a").is_none());

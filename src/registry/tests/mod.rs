@@ -15,10 +15,10 @@ use serde_json::Value;
 
 pub(super) use super::liveness::BrokerRef;
 use super::options::RegistryOptions;
-use super::register::Registration;
+use super::register::{RegisterOutcome, Registered, Registration};
 use super::tables::RouteTables;
-use crate::mailbox::ConnId;
 use crate::model::{DataVersion, QueueData, TopicConfig, TopicTable};
+use crate::origin::ConnId;
 use crate::protocol::body::RegisterBody;
 use crate::protocol::json::JsonStyle;
 use crate::protocol::lenient::quote_bare_keys;
@@ -110,7 +110,15 @@ pub(super) fn tables() -> RouteTables {
 
 /// Registers `reg` at `now_ms`, asserting it was accepted.
 pub(super) fn register(tables: &mut RouteTables, reg: &Reg, now_ms: u64) {
-    tables.register_broker(reg.registration(), now_ms).expect("registration accepted");
+    accepted(tables.register_broker(reg.registration(), now_ms));
+}
+
+/// What an accepted registration tells the broker; fails the test on a rejected one.
+pub(super) fn accepted(registered: Registered) -> RegisterOutcome {
+    match registered {
+        Registered::Accepted(outcome) => outcome,
+        rejected => panic!("registration not accepted: {rejected:?}"),
+    }
 }
 
 /// The route of `topic` as a 5.x client reads it.

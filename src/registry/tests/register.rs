@@ -6,13 +6,13 @@ use crate::model::MASTER_ID;
 #[test]
 fn a_first_registration_creates_the_group_the_cluster_and_the_routes() {
     let mut t = tables();
-    let outcome = t.register_broker(broker("b1", "10.0.0.1:10911", &["T1", "T2"]).registration(), 0).unwrap();
+    let outcome = accepted(t.register_broker(broker("b1", "10.0.0.1:10911", &["T1", "T2"]).registration(), 0));
     assert!(outcome.newly_live);
     assert_eq!(route_brokers(&mut t, "T1"), ["b1"]);
     let info = cluster_info(&mut t);
     assert_eq!(info["clusterAddrTable"]["c"], serde_json::json!(["b1"]));
     assert_eq!(info["brokerAddrTable"]["b1"]["brokerAddrs"]["0"], "10.0.0.1:10911");
-    let again = t.register_broker(broker("b1", "10.0.0.1:10911", &["T1", "T2"]).registration(), 5).unwrap();
+    let again = accepted(t.register_broker(broker("b1", "10.0.0.1:10911", &["T1", "T2"]).registration(), 5));
     assert!(!again.newly_live, "a re-registration is not news");
 }
 
@@ -46,10 +46,10 @@ fn a_heartbeat_after_a_topic_deletion_puts_the_topic_back() {
 #[test]
 fn a_first_registration_with_a_single_topic_is_refused_but_a_known_member_may_send_one() {
     let mut t = tables();
-    assert!(t.register_broker(broker("b1", "a:1", &["T1"]).registration(), 0).is_none());
+    assert_eq!(t.register_broker(broker("b1", "a:1", &["T1"]).registration(), 0), Registered::FirstWithSingleTopic);
     assert!(t.live("c", "a:1").is_none());
     register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 0);
-    assert!(t.register_broker(broker("b1", "a:1", &["T1"]).registration(), 1).is_some());
+    assert!(matches!(t.register_broker(broker("b1", "a:1", &["T1"]).registration(), 1), Registered::Accepted(_)));
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn a_slave_learns_its_master_and_does_not_shape_routes() {
     let mut t = tables();
     register(&mut t, &broker("b1", "m:1", &["T1", "T2"]), 0);
     let slave = Reg { id: 1, addr: "s:1", topics: vec!["T1", "S9"], ..broker("b1", "s:1", &[]) };
-    let outcome = t.register_broker(slave.registration(), 1).unwrap();
+    let outcome = accepted(t.register_broker(slave.registration(), 1));
     assert_eq!(outcome.master_addr.as_deref(), Some("m:1"));
     assert_eq!(outcome.ha_server_addr.as_deref(), Some("m:1-ha"));
     assert!(route(&mut t, "S9").is_none(), "a slave's topics are not applied while a master exists");
@@ -81,7 +81,7 @@ fn an_older_state_version_cannot_take_a_live_id() {
     let mut t = tables();
     register(&mut t, &Reg { state_version: 5, ..broker("b1", "new:1", &["T1", "T2"]) }, 0);
     let stale = Reg { state_version: 4, ..broker("b1", "old:1", &["T1", "T2"]) };
-    let outcome = t.register_broker(stale.registration(), 1).unwrap();
+    let outcome = accepted(t.register_broker(stale.registration(), 1));
     assert_eq!(outcome, Default::default());
     assert!(t.live("c", "old:1").is_none(), "the stale instance is not live");
     assert_eq!(t.group("b1").unwrap().broker_addrs.get(&MASTER_ID).map(String::as_str), Some("new:1"));

@@ -52,7 +52,7 @@ fn a_loaded_snapshot_serves_the_same_bodies_with_every_broker_provisional() {
     assert_eq!(bodies(&mut after), bodies(&mut before));
     assert_eq!(after.provisional_count(), 4);
     let live = after.live("d", "o:1").unwrap();
-    assert_eq!((live.conn, live.timeout_ms, live.last_update_ms), (ConnId(0), 5_000, 500));
+    assert_eq!((live.conn, live.timeout_ms, live.last_update_ms), (ConnId::SERVER, 5_000, 500));
     assert_eq!(after.filter_servers("d", "o:1"), Some(&["f:1".to_owned()][..]));
     assert!(after.take_outbox().is_empty() && after.take_closing().is_empty());
     let mut again = through_json(&after, 500);
