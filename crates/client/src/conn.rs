@@ -1,68 +1,35 @@
-//! One open connection: connect (plain TCP or TLS), then single calls or pipelined batches.
+//! One open connection: connect (plain TCP or TLS), then single calls, pipelined batches, or
+//! requests queued and flushed by the caller with answers read one frame at a time.
 
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use bytes::BytesMut;
 use namesrv_protocol::acl_signature::{sign_command, SessionCredentials};
-use namesrv_protocol::{CodecError, RemotingCodec, RemotingCommand};
-use rustls::pki_types::ServerName;
+use namesrv_protocol::codec::encode_frame;
+use namesrv_protocol::{RemotingCodec, RemotingCommand};
+use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::ClientConfig;
-use thiserror::Error;
-use tokio::io::{ReadHalf, WriteHalf};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 use tokio::time::timeout;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::Decoder;
 use tokio_util::either::Either;
+
+use crate::error::{explain, ClientError};
 
 /// Largest answer accepted: a cluster-info or route body of a very large fleet fits many times.
 const MAX_FRAME_BYTES: usize = 256 * 1024 * 1024;
 
-/// What the codec reports when an HTTP server answers: "HTTP" read as a frame length (plus the
-/// four bytes of the length itself).
-const HTTP_AS_FRAME_LENGTH: u64 = u32::from_be_bytes(*b"HTTP") as u64 + 4;
-
-/// Why a call to one NameServer failed; the caller adds the NameServer's address.
-#[derive(Debug, Error)]
-pub enum ClientError {
-    /// The TCP connection could not be opened.
-    #[error("cannot connect: {0}")]
-    Connect(io::Error),
-    /// The TLS handshake failed (untrusted certificate, wrong name, no TLS on that port ...).
-    #[error("TLS handshake failed: {0}")]
-    Tls(io::Error),
-    /// Nothing arrived within the timeout while answers were due.
-    #[error("no answer within {0} ms")]
-    Timeout(u128),
-    /// The NameServer closed the connection with answers still due.
-    #[error("connection closed by the NameServer")]
-    Closed,
-    /// A plain-TCP connection was closed before its first answer: what a NameServer that
-    /// accepts TLS only does.
-    #[error("the server closed the connection without answering: it expects TLS (connect with TLS)")]
-    ExpectsTls,
-    /// The address answers HTTP (the HTTP port, not the remoting port).
-    #[error("the server answered HTTP, not the RocketMQ remoting protocol: is this the HTTP port? (the remoting port is 9876 by default)")]
-    Http,
-    /// A frame could not be written or read.
-    #[error("{0}")]
-    Codec(#[from] CodecError),
-    /// The semaphore pacing the pipeline was closed (cannot happen while a batch runs).
-    #[error("request window closed")]
-    Window,
-    /// A runtime for the blocking wrapper could not be built.
-    #[error("cannot start a runtime: {0}")]
-    Runtime(io::Error),
-}
-
 /// How a connection is made and used.
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
-    /// Bounds the connect, the TLS handshake and every wait for an answer.
+    /// Bounds the connect, the TLS handshake, every write and every wait for an answer.
     pub timeout: Duration,
     /// Every request is signed with these (RocketMQ session credentials), when given.
     pub credentials: Option<SessionCredentials>,
@@ -78,13 +45,31 @@ impl Default for ConnectOptions {
 
 type Stream = Either<TcpStream, TlsStream<TcpStream>>;
 
+/// What a read with a deadline found.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A complete frame.
+    Frame(RemotingCommand),
+    /// The server closed (or reset) the connection.
+    Closed,
+    /// Nothing complete arrived within the deadline.
+    Silent,
+}
+
 /// One open connection with its timeout and credentials.
 pub struct Conn {
-    reader: FramedRead<ReadHalf<Stream>, RemotingCodec>,
-    writer: FramedWrite<WriteHalf<Stream>, RemotingCodec>,
+    pub(crate) reader: ReadHalf<Stream>,
+    /// Bytes read and not yet taken as frames.
+    pub(crate) input: BytesMut,
+    codec: RemotingCodec,
+    pub(crate) writer: WriteHalf<Stream>,
+    /// Frames queued by [`Conn::feed`] and not yet flushed.
+    pub(crate) output: BytesMut,
     next_opaque: i32,
-    timeout: Duration,
+    pub(crate) timeout: Duration,
     credentials: Option<SessionCredentials>,
+    local_addr: SocketAddr,
+    server_certificates: Vec<CertificateDer<'static>>,
     /// Plain TCP and nothing answered yet: a close now means the server wants TLS.
     plain_unanswered: bool,
 }
@@ -97,34 +82,55 @@ fn server_name(addr: &str) -> Result<ServerName<'static>, ClientError> {
         .map_err(|e| ClientError::Connect(io::Error::new(io::ErrorKind::InvalidInput, e)))
 }
 
+/// Runs `work` within `wait`, a timeout error when it takes longer.
+pub(crate) async fn within<T>(
+    wait: Duration,
+    work: impl std::future::Future<Output = Result<T, ClientError>>,
+) -> Result<T, ClientError> {
+    timeout(wait, work).await.unwrap_or(Err(ClientError::Timeout(wait.as_millis())))
+}
+
 impl Conn {
     /// Connects to `addr` (`host:port`) as `options` say.
     pub async fn connect(addr: &str, options: &ConnectOptions) -> Result<Conn, ClientError> {
         let wait = options.timeout;
-        let tcp = match timeout(wait, TcpStream::connect(addr)).await {
-            Ok(connected) => connected.map_err(ClientError::Connect)?,
-            Err(_) => return Err(ClientError::Timeout(wait.as_millis())),
-        };
+        let tcp = within(wait, async { TcpStream::connect(addr).await.map_err(ClientError::Connect) }).await?;
         tcp.set_nodelay(true).map_err(ClientError::Connect)?;
-        let stream: Stream = match &options.tls {
-            None => Either::Left(tcp),
+        let local_addr = tcp.local_addr().map_err(ClientError::Connect)?;
+        let (stream, server_certificates): (Stream, _) = match &options.tls {
+            None => (Either::Left(tcp), Vec::new()),
             Some(config) => {
                 let handshake = TlsConnector::from(config.clone()).connect(server_name(addr)?, tcp);
-                match timeout(wait, handshake).await {
-                    Ok(tls) => Either::Right(tls.map_err(ClientError::Tls)?),
-                    Err(_) => return Err(ClientError::Timeout(wait.as_millis())),
-                }
+                let tls = within(wait, async { handshake.await.map_err(ClientError::Tls) }).await?;
+                let certs = tls.get_ref().1.peer_certificates().unwrap_or_default();
+                let certs = certs.iter().map(|c| c.clone().into_owned()).collect();
+                (Either::Right(tls), certs)
             }
         };
-        let (read, write) = tokio::io::split(stream);
+        let (reader, writer) = tokio::io::split(stream);
         Ok(Conn {
-            reader: FramedRead::new(read, RemotingCodec::new(MAX_FRAME_BYTES)),
-            writer: FramedWrite::new(write, RemotingCodec::new(MAX_FRAME_BYTES)),
+            reader,
+            input: BytesMut::with_capacity(64 * 1024),
+            codec: RemotingCodec::new(MAX_FRAME_BYTES),
+            writer,
+            output: BytesMut::new(),
             next_opaque: 1,
             timeout: wait,
             credentials: options.credentials.clone(),
+            local_addr,
+            server_certificates,
             plain_unanswered: options.tls.is_none(),
         })
+    }
+
+    /// This end's address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The certificate chain the server presented (empty over plain TCP).
+    pub fn server_certificates(&self) -> &[CertificateDer<'static>] {
+        &self.server_certificates
     }
 
     /// Sends one request and waits for its answer.
@@ -148,6 +154,60 @@ impl Conn {
         result.map_err(|e| explain(e, plain_unanswered))
     }
 
+    /// Queues `cmd` with the connection's next opaque (signed when credentials are set), to be
+    /// written by [`Conn::flush`]; returns the opaque its answer will carry.
+    pub async fn feed(&mut self, mut cmd: RemotingCommand) -> Result<i32, ClientError> {
+        cmd.opaque = self.next_opaque;
+        self.next_opaque = self.next_opaque.wrapping_add(1);
+        self.feed_as_is(cmd)?;
+        Ok(self.next_opaque.wrapping_sub(1))
+    }
+
+    /// Queues `cmd` with the opaque it has (signed when credentials are set).
+    pub fn feed_as_is(&mut self, mut cmd: RemotingCommand) -> Result<(), ClientError> {
+        if let Some(creds) = self.credentials.as_ref() {
+            sign_command(&mut cmd, creds);
+        }
+        encode_frame(&cmd, &mut self.output)?;
+        Ok(())
+    }
+
+    /// Writes the queued frames, within the timeout.
+    pub async fn flush(&mut self) -> Result<(), ClientError> {
+        let Conn { writer, output, timeout: wait, .. } = self;
+        within(*wait, write_out(writer, output)).await
+    }
+
+    /// Writes `cmd` as it is (its own opaque, signed when credentials are set): a one-way
+    /// request, or one whose answer the caller reads with [`Conn::next_frame`].
+    pub async fn send(&mut self, cmd: RemotingCommand) -> Result<(), ClientError> {
+        self.feed_as_is(cmd)?;
+        self.flush().await
+    }
+
+    /// The next frame the server sends, whatever it answers; a timeout error when nothing
+    /// arrives within the timeout, [`ClientError::Closed`] when the server closes.
+    pub async fn next_frame(&mut self) -> Result<RemotingCommand, ClientError> {
+        match self.next_frame_within(self.timeout).await? {
+            Incoming::Frame(frame) => Ok(frame),
+            Incoming::Closed => Err(ClientError::Closed),
+            Incoming::Silent => Err(ClientError::Timeout(self.timeout.as_millis())),
+        }
+    }
+
+    /// The next frame the server sends, waiting at most `wait`: to see a push, a close, or
+    /// that the server stays silent.
+    pub async fn next_frame_within(&mut self, wait: Duration) -> Result<Incoming, ClientError> {
+        let Conn { reader, input, codec, .. } = self;
+        match timeout(wait, read_frame(reader, input, codec)).await {
+            Err(_) => Ok(Incoming::Silent),
+            Ok(Ok(Some(frame))) => Ok(Incoming::Frame(frame)),
+            Ok(Ok(None)) => Ok(Incoming::Closed),
+            Ok(Err(e)) if e.is_closed() => Ok(Incoming::Closed),
+            Ok(Err(e)) => Err(e),
+        }
+    }
+
     async fn exchange(
         &mut self,
         cmds: Vec<RemotingCommand>,
@@ -157,31 +217,26 @@ impl Conn {
         let base = self.next_opaque;
         self.next_opaque = self.next_opaque.wrapping_add(i32::try_from(count).unwrap_or(i32::MAX));
         let permits = Semaphore::new(window.max(1));
-        let Conn { reader, writer, credentials, timeout: wait, .. } = self;
+        let Conn { reader, input, codec, writer, output, credentials, timeout: wait, .. } = self;
         let write = async {
             for (i, mut cmd) in cmds.into_iter().enumerate() {
                 if permits.try_acquire().map(|p| p.forget()).is_err() {
-                    writer.flush().await?;
+                    within(*wait, write_out(writer, output)).await?;
                     permits.acquire().await.map_err(|_| ClientError::Window)?.forget();
                 }
                 cmd.opaque = base.wrapping_add(i as i32);
                 if let Some(creds) = credentials.as_ref() {
                     sign_command(&mut cmd, creds);
                 }
-                writer.feed(cmd).await?;
+                encode_frame(&cmd, output)?;
             }
-            writer.flush().await?;
-            Ok::<(), ClientError>(())
+            within(*wait, write_out(writer, output)).await
         };
         let read = async {
             let mut answers: Vec<Option<RemotingCommand>> = (0..count).map(|_| None).collect();
             let mut left = count;
             while left > 0 {
-                let frame = match timeout(*wait, reader.next()).await {
-                    Err(_) => return Err(ClientError::Timeout(wait.as_millis())),
-                    Ok(None) => return Err(ClientError::Closed),
-                    Ok(Some(frame)) => frame?,
-                };
+                let frame = within(*wait, read_frame(reader, input, codec)).await?.ok_or(ClientError::Closed)?;
                 // Frames that answer nothing of this batch (a late answer to an earlier one that
                 // timed out, a request from the server) are skipped.
                 let index = frame.opaque.wrapping_sub(base) as u32 as usize;
@@ -201,17 +256,30 @@ impl Conn {
     }
 }
 
-/// Says what a failure most likely means: an HTTP answer, or a plain connection closed by a
-/// server that wants TLS.
-fn explain(error: ClientError, plain_unanswered: bool) -> ClientError {
-    match error {
-        ClientError::Codec(CodecError::FrameTooLarge { got, .. }) if got == HTTP_AS_FRAME_LENGTH => ClientError::Http,
-        ClientError::Closed if plain_unanswered => ClientError::ExpectsTls,
-        ClientError::Codec(CodecError::Io(e))
-            if plain_unanswered && matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) =>
-        {
-            ClientError::ExpectsTls
+/// Writes and empties `output`.
+pub(crate) async fn write_out(writer: &mut WriteHalf<Stream>, output: &mut BytesMut) -> Result<(), ClientError> {
+    if !output.is_empty() {
+        writer.write_all(output).await?;
+        output.clear();
+    }
+    writer.flush().await?;
+    Ok(())
+}
+
+/// The next frame from `reader` (bytes already read first); `None` when the server closes
+/// between frames. Cancel-safe: bytes read stay in `input`.
+async fn read_frame(
+    reader: &mut ReadHalf<Stream>,
+    input: &mut BytesMut,
+    codec: &mut RemotingCodec,
+) -> Result<Option<RemotingCommand>, ClientError> {
+    loop {
+        if let Some(frame) = codec.decode(input)? {
+            return Ok(Some(frame));
         }
-        other => other,
+        input.reserve(64 * 1024);
+        if reader.read_buf(input).await? == 0 {
+            return if input.is_empty() { Ok(None) } else { Err(ClientError::Closed) };
+        }
     }
 }

@@ -11,14 +11,12 @@ use bytes::BytesMut;
 use clap::ValueEnum;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
-use namesrv::dispatch::body_crc32;
-use namesrv::protocol::codec::encode_frame;
-use namesrv::protocol::{ExtFields, RemotingCommand};
+use namesrv_protocol::body_crc32;
+use namesrv_protocol::codec::encode_frame;
+use namesrv_protocol::{ExtFields, RemotingCommand};
 use serde_json::{json, Value};
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 
-use crate::client::Conn;
+use crate::conn::{Conn, Target};
 use crate::procfs::rss_kib;
 use crate::stats::Samples;
 use crate::workload::{self, SimBroker};
@@ -45,30 +43,30 @@ pub enum Kind {
     Listings,
 }
 
-/// Runs one attack against `addr` (HTTP endpoint `http`, for the attacks that use it) for about
+/// Runs one attack against `target` (HTTP endpoint `http`, for the attacks that use it) for about
 /// `seconds`.
 pub async fn run(
-    addr: &str,
+    target: &Target,
     http: Option<&str>,
     kind: Kind,
     seconds: f64,
     server_pid: Option<u32>,
 ) -> io::Result<Value> {
-    let setup = setup(addr, kind).await?;
+    let setup = setup(target, kind).await?;
     let stop = Instant::now() + Duration::from_secs_f64(seconds);
     let rss = Rc::new(Cell::new(server_pid.and_then(rss_kib).unwrap_or(0)));
     let sampler = tokio::task::spawn_local(sample_rss(server_pid, rss.clone(), stop));
     let errors = Rc::new(Cell::new(0));
-    let probe = tokio::task::spawn_local(probe(addr.to_owned(), setup.probe_topic.clone(), stop, errors.clone()));
+    let probe = tokio::task::spawn_local(probe(target.clone(), setup.probe_topic.clone(), stop, errors.clone()));
     let mut held = Vec::new();
     let detail = match kind {
-        Kind::Unread206 => unread(addr, RemotingCommand::request(206, None), 6_000, &mut held).await?,
-        Kind::UnreadRoute => unread(addr, workload::route_request(&setup.probe_topic), 100_000, &mut held).await?,
-        Kind::Slowloris => slowloris(addr, 300, stop).await,
-        Kind::Bombs => bombs(addr, 20).await?,
-        Kind::Names => names(addr).await?,
-        Kind::Kv => kv(addr).await?,
-        Kind::Listings => crate::listings::run(addr, http, "AttackCluster", stop).await?,
+        Kind::Unread206 => unread(target, RemotingCommand::request(206, None), 6_000, &mut held).await?,
+        Kind::UnreadRoute => unread(target, workload::route_request(&setup.probe_topic), 100_000, &mut held).await?,
+        Kind::Slowloris => slowloris(target, 300, stop).await,
+        Kind::Bombs => bombs(target, 20).await?,
+        Kind::Names => names(target).await?,
+        Kind::Kv => kv(target).await?,
+        Kind::Listings => crate::listings::run(target, http, "AttackCluster", stop).await?,
     };
     let summary = probe.await.map_err(io::Error::other)??.summary(seconds);
     sampler.await.map_err(io::Error::other)?;
@@ -86,7 +84,7 @@ struct Setup {
     probe_topic: String,
 }
 
-async fn setup(addr: &str, kind: Kind) -> io::Result<Setup> {
+async fn setup(target: &Target, kind: Kind) -> io::Result<Setup> {
     let topics = if kind == Kind::Unread206 { 20_000 } else { 100 };
     let broker = SimBroker {
         cluster: "AttackCluster".into(),
@@ -95,7 +93,7 @@ async fn setup(addr: &str, kind: Kind) -> io::Result<Setup> {
         topics: (0..topics).map(|t| format!("AttackTopic-{t}")).collect(),
         queues: 8,
     };
-    let mut conn = Conn::connect(addr).await?;
+    let mut conn = Conn::connect(target).await?;
     let answer = conn.call(workload::register_request(&broker, 1)).await?;
     if answer.code != 0 {
         return Err(io::Error::other(format!("setup registration answered code {}", answer.code)));
@@ -111,7 +109,7 @@ async fn setup(addr: &str, kind: Kind) -> io::Result<Setup> {
                 topics: (0..20_000).map(|t| format!("ListingTopic-{b}-{t}")).collect(),
                 queues: 8,
             };
-            let mut conn = Conn::connect(addr).await?;
+            let mut conn = Conn::connect(target).await?;
             let answer = conn.call(workload::register_request(&group, 1)).await?;
             if answer.code != 0 {
                 return Err(io::Error::other(format!("setup registration answered code {}", answer.code)));
@@ -123,8 +121,8 @@ async fn setup(addr: &str, kind: Kind) -> io::Result<Setup> {
 }
 
 /// A route query every 20 ms until `stop`; each answer's latency is recorded.
-async fn probe(addr: String, topic: String, stop: Instant, errors: Rc<Cell<u64>>) -> io::Result<Samples> {
-    let mut conn = Conn::connect(&addr).await?;
+async fn probe(target: Target, topic: String, stop: Instant, errors: Rc<Cell<u64>>) -> io::Result<Samples> {
+    let mut conn = Conn::connect(&target).await?;
     let mut samples = Samples::default();
     while Instant::now() < stop {
         match tokio::time::timeout(Duration::from_secs(5), conn.call(workload::route_request(&topic))).await {
@@ -132,7 +130,7 @@ async fn probe(addr: String, topic: String, stop: Instant, errors: Rc<Cell<u64>>
             _ => {
                 errors.set(errors.get() + 1);
                 samples.record(5_000_000, false, 0);
-                conn = Conn::connect(&addr).await?;
+                conn = Conn::connect(&target).await?;
             }
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -154,30 +152,35 @@ async fn sample_rss(pid: Option<u32>, peak: Rc<Cell<u64>>, stop: Instant) {
 
 /// Writes `count` copies of `request` on one connection and never reads; the connection is
 /// left open in `held` until the attack ends.
-async fn unread(addr: &str, request: RemotingCommand, count: usize, held: &mut Vec<TcpStream>) -> io::Result<Value> {
-    let mut stream = TcpStream::connect(addr).await?;
+async fn unread(
+    target: &Target,
+    request: RemotingCommand,
+    count: usize,
+    held: &mut Vec<namesrv_client::Conn>,
+) -> io::Result<Value> {
+    let mut conn = target.connect_raw().await?;
     let mut frames = BytesMut::new();
     for opaque in 0..count {
         encode_frame(&request.clone().with_opaque(opaque as i32), &mut frames).map_err(io::Error::other)?;
     }
     let begin = Instant::now();
     // The server stops reading at its marks, so this write may never finish: bound it.
-    let written = tokio::time::timeout(Duration::from_secs(5), stream.write_all(&frames)).await;
+    let written = tokio::time::timeout(Duration::from_secs(5), conn.send_raw(&frames)).await;
     let all_written = matches!(written, Ok(Ok(())));
-    held.push(stream);
+    held.push(conn);
     Ok(
         json!({"requests": count, "bytes": frames.len(), "all_written": all_written, "write_seconds": begin.elapsed().as_secs_f64()}),
     )
 }
 
 /// `count` connections, each announcing a 16 MiB frame and trickling 3 MB of it until `stop`.
-async fn slowloris(addr: &str, count: usize, stop: Instant) -> Value {
+async fn slowloris(target: &Target, count: usize, stop: Instant) -> Value {
     let closed = Rc::new(Cell::new(0usize));
     let mut tasks = Vec::new();
     for _ in 0..count {
-        let (addr, closed) = (addr.to_owned(), closed.clone());
+        let (target, closed) = (target.clone(), closed.clone());
         tasks.push(tokio::task::spawn_local(async move {
-            let Ok(mut stream) = TcpStream::connect(&addr).await else {
+            let Ok(mut conn) = target.connect_raw().await else {
                 closed.set(closed.get() + 1);
                 return;
             };
@@ -185,9 +188,9 @@ async fn slowloris(addr: &str, count: usize, stop: Instant) -> Value {
             header.extend_from_slice(&[0, 0, 0, 2, b'{', b'}']);
             let chunk = vec![b' '; 64 * 1024];
             let mut sent = 0;
-            let mut ok = stream.write_all(&header).await.is_ok();
+            let mut ok = conn.send_raw(&header).await.is_ok();
             while ok && sent < 3_000_000 && Instant::now() < stop {
-                ok = stream.write_all(&chunk).await.is_ok();
+                ok = conn.send_raw(&chunk).await.is_ok();
                 sent += chunk.len();
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
@@ -226,9 +229,9 @@ fn register_with_body(name: &str, body: Vec<u8>, compressed: bool) -> RemotingCo
 }
 
 /// `count` compression bombs pipelined on one connection; counts the refusals.
-async fn bombs(addr: &str, count: usize) -> io::Result<Value> {
+async fn bombs(target: &Target, count: usize) -> io::Result<Value> {
     let body = bomb(63 << 20);
-    let mut conn = Conn::connect(addr).await?;
+    let mut conn = Conn::connect(target).await?;
     for _ in 0..count {
         conn.feed(register_with_body("bomb", body.clone(), true)).await?;
     }
@@ -242,8 +245,8 @@ async fn bombs(addr: &str, count: usize) -> io::Result<Value> {
 
 /// Oversized names, a compressed body of a million topics, and runtime config that would
 /// switch routing off; every one must be refused.
-async fn names(addr: &str) -> io::Result<Value> {
-    let mut conn = Conn::connect(addr).await?;
+async fn names(target: &Target) -> io::Result<Value> {
+    let mut conn = Conn::connect(target).await?;
     let huge = "n".repeat(1 << 20);
     let mut refused = Vec::new();
     let broker = SimBroker {
@@ -276,8 +279,8 @@ async fn names(addr: &str) -> io::Result<Value> {
 }
 
 /// Fills the KV store with 1 MiB values until refused, timing each put; then a 15 MiB value.
-async fn kv(addr: &str) -> io::Result<Value> {
-    let mut conn = Conn::connect(addr).await?;
+async fn kv(target: &Target) -> io::Result<Value> {
+    let mut conn = Conn::connect(target).await?;
     let value = "v".repeat((1 << 20) - 64);
     let put = |key: String, value: &str| {
         let ext = ExtFields::new().with("namespace", "attack").with("key", key).with("value", value);

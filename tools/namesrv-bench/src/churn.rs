@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
-use namesrv::dispatch::body_crc32;
-use namesrv::protocol::{ExtFields, RemotingCommand};
+use namesrv_protocol::body_crc32;
+use namesrv_protocol::{ExtFields, RemotingCommand};
 use serde_json::{json, Value};
 
-use crate::client::Conn;
+use crate::conn::{Conn, Target};
 use crate::procfs::{open_fds, rss_kib};
 use crate::stats::{Rng, Samples};
 use crate::workload;
@@ -71,7 +71,7 @@ impl Tally {
 }
 
 /// Runs the churn and reports; `leftover_brokers` must be 0.
-pub async fn run(addr: &str, churn: &Churn) -> io::Result<Value> {
+pub async fn run(target: &Target, churn: &Churn) -> io::Result<Value> {
     let fds_baseline = churn.server_pid.and_then(open_fds);
     let begin = Instant::now();
     let stop = begin + Duration::from_secs_f64(churn.duration);
@@ -79,10 +79,10 @@ pub async fn run(addr: &str, churn: &Churn) -> io::Result<Value> {
     let silent: Rc<Cell<usize>> = Rc::default();
     let mut tasks = Vec::new();
     for slot in 0..churn.slots {
-        let (addr, churn, tally, silent) = (addr.to_owned(), churn.clone(), tally.clone(), silent.clone());
-        tasks.push(tokio::task::spawn_local(async move { run_slot(&addr, slot, &churn, stop, tally, silent).await }));
+        let (target, churn, tally, silent) = (target.clone(), churn.clone(), tally.clone(), silent.clone());
+        tasks.push(tokio::task::spawn_local(async move { run_slot(&target, slot, &churn, stop, tally, silent).await }));
     }
-    let routes = route_load(addr, churn, stop);
+    let routes = route_load(target, churn, stop);
     let reference_at = churn.rss_reference_secs.unwrap_or((churn.duration / 3.0).min(60.0));
     let rss_reference = sample_rss_at(churn.server_pid, begin + Duration::from_secs_f64(reference_at));
     let (route, rss_reference) = tokio::join!(routes, rss_reference);
@@ -92,7 +92,7 @@ pub async fn run(addr: &str, churn: &Churn) -> io::Result<Value> {
     let rss_end = churn.server_pid.and_then(rss_kib);
     // The silent connections stay open: their brokers must expire, not go with a close, and the
     // server must close them.
-    let (leftover, settle) = settle(addr, churn).await?;
+    let (leftover, settle) = settle(target, churn).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let silent_open = silent.get();
     let fds_end = churn.server_pid.and_then(open_fds);
@@ -112,7 +112,7 @@ pub async fn run(addr: &str, churn: &Churn) -> io::Result<Value> {
 /// One slot: broker incarnations until `stop`, each a new name at a random port of the slot's
 /// address, registering a few times and then closing its connection or going silent.
 async fn run_slot(
-    addr: &str,
+    target: &Target,
     slot: usize,
     c: &Churn,
     stop: Instant,
@@ -121,7 +121,7 @@ async fn run_slot(
 ) {
     let mut rng = Rng::new(c.seed ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     while Instant::now() < stop {
-        let Ok(mut conn) = Conn::connect(addr).await else {
+        let Ok(mut conn) = Conn::connect(target).await else {
             tally.borrow_mut().failed += 1;
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
@@ -226,10 +226,10 @@ impl Incarnation {
 }
 
 /// Route queries over the topic pool until `stop`.
-async fn route_load(addr: &str, churn: &Churn, stop: Instant) -> io::Result<Samples> {
+async fn route_load(target: &Target, churn: &Churn, stop: Instant) -> io::Result<Samples> {
     let mut tasks = Vec::new();
     for c in 0..churn.route_connections {
-        let mut conn = Conn::connect(addr).await?;
+        let mut conn = Conn::connect(target).await?;
         let mut rng = Rng::new(churn.seed.wrapping_add(c as u64 * 7919));
         tasks.push(tokio::task::spawn_local(async move {
             let mut samples = Samples::default();
@@ -251,13 +251,13 @@ async fn route_load(addr: &str, churn: &Churn, stop: Instant) -> io::Result<Samp
 
 /// Waits, at most one broker timeout plus one scan (and 300 ms for the last requests in flight
 /// and this poll), until no broker is listed; returns the names still listed and how long it took.
-async fn settle(addr: &str, churn: &Churn) -> io::Result<(Vec<String>, f64)> {
+async fn settle(target: &Target, churn: &Churn) -> io::Result<(Vec<String>, f64)> {
     let begin = Instant::now();
     let deadline = begin + Duration::from_millis(churn.broker_timeout_ms + churn.scan_interval_ms + 300);
-    let mut conn = Conn::connect(addr).await?;
+    let mut conn = Conn::connect(target).await?;
     loop {
         let answer = conn.call_body(RemotingCommand::request(106, None)).await?;
-        let info: Value = namesrv::protocol::lenient::parse_lenient(&answer).map_err(io::Error::other)?;
+        let info: Value = namesrv_protocol::lenient::parse_lenient(&answer).map_err(io::Error::other)?;
         let listed: Vec<String> =
             info["brokerAddrTable"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
         if listed.is_empty() || Instant::now() >= deadline {

@@ -13,7 +13,7 @@ use clap::Args;
 use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 
-use crate::client::Conn;
+use crate::conn::{Conn, Target};
 use crate::procfs::{cpu_seconds, rss_kib};
 use crate::stats::{Rng, Samples};
 use crate::workload::{self, SimBroker};
@@ -50,7 +50,7 @@ pub struct Fleet {
 type Shared = Rc<RefCell<Samples>>;
 
 /// Runs both phases and reports the measured costs.
-pub async fn run(addr: &str, fleet: &Fleet) -> io::Result<Value> {
+pub async fn run(target: &Target, fleet: &Fleet) -> io::Result<Value> {
     let pid = fleet.server_pid;
     let cpu = || cpu_seconds(pid).ok_or_else(|| io::Error::other(format!("cannot read /proc/{pid}/stat")));
     let rss_empty = rss_kib(pid).unwrap_or(0);
@@ -59,7 +59,7 @@ pub async fn run(addr: &str, fleet: &Fleet) -> io::Result<Value> {
     let brokers: Vec<SimBroker> = brokers.into_iter().take(fleet.brokers).collect();
     let topics = Rc::new(workload::all_topics(&brokers));
     let registrations: Shared = Rc::default();
-    let mut tasks = spawn_brokers(addr, &brokers, fleet.register_ms, &registrations);
+    let mut tasks = spawn_brokers(target, &brokers, fleet.register_ms, &registrations);
     // Every broker registered once before anything is measured.
     tokio::time::sleep(Duration::from_millis(fleet.register_ms + 500)).await;
     let rss_brokers = rss_kib(pid).unwrap_or(0);
@@ -72,7 +72,7 @@ pub async fn run(addr: &str, fleet: &Fleet) -> io::Result<Value> {
     let regs_a = registrations.take();
 
     let routes: Shared = Rc::default();
-    tasks.extend(spawn_clients(addr, fleet, &topics, &routes).await?);
+    tasks.extend(spawn_clients(target, fleet, &topics, &routes).await?);
     tokio::time::sleep(Duration::from_millis(fleet.poll_ms + 200)).await;
     let rss_clients = rss_kib(pid).unwrap_or(0);
     routes.take();
@@ -103,21 +103,21 @@ pub async fn run(addr: &str, fleet: &Fleet) -> io::Result<Value> {
 
 /// Starts every broker, their periods spread over the period.
 fn spawn_brokers(
-    addr: &str,
+    target: &Target,
     brokers: &[SimBroker],
     period_ms: u64,
     samples: &Shared,
 ) -> Vec<JoinHandle<io::Result<()>>> {
     let spread = |i: usize| Duration::from_millis(period_ms * i as u64 / brokers.len().max(1) as u64);
     let start = |(i, broker): (usize, &SimBroker)| {
-        tokio::task::spawn_local(broker_loop(addr.to_owned(), broker.clone(), period_ms, spread(i), samples.clone()))
+        tokio::task::spawn_local(broker_loop(target.clone(), broker.clone(), period_ms, spread(i), samples.clone()))
     };
     brokers.iter().enumerate().map(start).collect()
 }
 
 /// Connects every client, each to its own random topics, their polls spread over the period.
 async fn spawn_clients(
-    addr: &str,
+    target: &Target,
     fleet: &Fleet,
     topics: &[String],
     samples: &Shared,
@@ -125,7 +125,7 @@ async fn spawn_clients(
     let mut tasks = Vec::with_capacity(fleet.clients);
     for c in 0..fleet.clients {
         let offset = Duration::from_millis(fleet.poll_ms * c as u64 / fleet.clients.max(1) as u64);
-        let conn = Conn::connect(addr).await?;
+        let conn = Conn::connect(target).await?;
         let mut rng = Rng::new(c as u64 * 7919 + 1);
         let mine: Vec<String> = (0..fleet.topics_per_client).map(|_| topics[rng.below(topics.len())].clone()).collect();
         tasks.push(tokio::task::spawn_local(client_loop(conn, mine, fleet.poll_ms, offset, samples.clone())));
@@ -135,13 +135,13 @@ async fn spawn_clients(
 
 /// One broker: registers, then re-registers the same table every period, recording latencies.
 async fn broker_loop(
-    addr: String,
+    target: Target,
     broker: SimBroker,
     period_ms: u64,
     offset: Duration,
     samples: Shared,
 ) -> io::Result<()> {
-    let mut conn = Conn::connect(&addr).await?;
+    let mut conn = Conn::connect(&target).await?;
     let template = workload::RegisterTemplate::new(&broker);
     tokio::time::sleep(offset).await;
     let mut next = Instant::now();

@@ -8,12 +8,12 @@ use std::io;
 use std::rc::Rc;
 use std::time::Instant;
 
-use namesrv::protocol::{ExtFields, RemotingCommand};
+use namesrv_protocol::{ExtFields, RemotingCommand};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-use crate::client::Conn;
+use crate::conn::{Conn, Target};
 
 /// HTTP clients searching at once.
 const HTTP_CLIENTS: usize = 8;
@@ -23,14 +23,14 @@ const WINDOW: usize = 8;
 
 /// Runs the attack until `stop`: `http` is the server's HTTP endpoint (the HTTP half is left
 /// out without it), `cluster` a cluster whose topics GET_TOPICS_BY_CLUSTER lists.
-pub async fn run(addr: &str, http: Option<&str>, cluster: &str, stop: Instant) -> io::Result<Value> {
+pub async fn run(target: &Target, http: Option<&str>, cluster: &str, stop: Instant) -> io::Result<Value> {
     let (ok, busy) = (Rc::new(Cell::new(0u64)), Rc::new(Cell::new(0u64)));
     let mut searches = Vec::new();
     for _ in 0..if http.is_some() { HTTP_CLIENTS } else { 0 } {
         let (http, ok, busy) = (http.unwrap_or_default().to_owned(), ok.clone(), busy.clone());
         searches.push(tokio::task::spawn_local(async move { search(&http, stop, &ok, &busy).await }));
     }
-    let listed = pipeline(addr, cluster, stop).await?;
+    let listed = pipeline(target, cluster, stop).await?;
     for task in searches {
         task.await.map_err(io::Error::other)??;
     }
@@ -79,8 +79,8 @@ async fn read_head(stream: &mut BufReader<TcpStream>) -> io::Result<(u16, usize)
 }
 
 /// GET_UNIT_TOPIC_LIST and GET_TOPICS_BY_CLUSTER, `WINDOW` in flight, until `stop`.
-async fn pipeline(addr: &str, cluster: &str, stop: Instant) -> io::Result<u64> {
-    let mut conn = Conn::connect(addr).await?;
+async fn pipeline(target: &Target, cluster: &str, stop: Instant) -> io::Result<u64> {
+    let mut conn = Conn::connect(target).await?;
     let by_cluster = RemotingCommand::request(224, Some(ExtFields::new().with("cluster", cluster)));
     let unit = RemotingCommand::request(311, None);
     let (mut sent, mut answered) = (0u64, 0u64);

@@ -6,7 +6,7 @@
 
 mod attack;
 mod churn;
-mod client;
+mod conn;
 mod fleet;
 mod listings;
 mod memory;
@@ -16,7 +16,13 @@ mod scenarios;
 mod stats;
 mod workload;
 
+use std::path::Path;
+use std::time::Duration;
+
 use clap::{Args, Parser, Subcommand};
+use namesrv_client::ConnectOptions;
+
+use crate::conn::Target;
 
 /// Load generator for RocketMQ NameServers.
 #[derive(Parser, Debug)]
@@ -210,31 +216,34 @@ fn main() {
         std::process::exit(2);
     }
     let credentials = cli.access_key.clone().zip(cli.secret_key.clone()).map(|(access_key, secret_key)| {
-        namesrv::protocol::acl_signature::SessionCredentials { access_key, secret_key, security_token: None }
+        namesrv_protocol::acl_signature::SessionCredentials { access_key, secret_key, security_token: None }
     });
-    let tls = match cli.tls_ca.as_deref().map(client::tls_connector).transpose() {
+    let tls = match cli.tls_ca.as_deref().map(|ca| namesrv_client::tls::client_config(Path::new(ca), None)).transpose()
+    {
         Ok(tls) => tls,
         Err(e) => {
             eprintln!("namesrv-bench: --tls-ca: {e}");
             std::process::exit(2);
         }
     };
-    client::configure(client::ConnectOptions { credentials, tls });
+    // No answer within a minute is a server in trouble, not load.
+    let options = ConnectOptions { timeout: Duration::from_secs(60), credentials, tls };
+    let target = Target { addr: cli.addr.clone(), options };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Populate { shape, hold } => scenarios::populate(&cli.addr, &shape, hold).await,
-            Command::Route { shape, load } => scenarios::route(&cli.addr, &shape, &load).await,
-            Command::Register { shape, rounds } => scenarios::register(&cli.addr, &shape, rounds).await,
+            Command::Populate { shape, hold } => scenarios::populate(&target, &shape, hold).await,
+            Command::Route { shape, load } => scenarios::route(&target, &shape, &load).await,
+            Command::Register { shape, rounds } => scenarios::register(&target, &shape, rounds).await,
             Command::Storm { shape, load, storm_period_ms } => {
-                scenarios::storm(&cli.addr, &shape, &load, storm_period_ms).await
+                scenarios::storm(&target, &shape, &load, storm_period_ms).await
             }
-            Command::Conns { count } => scenarios::conns(&cli.addr, count).await,
-            Command::Fleet { fleet } => scenarios::local(fleet::run(&cli.addr, &fleet)).await,
-            Command::Memory { memory } => memory::run(&cli.addr, &memory).await,
-            Command::Churn { churn } => scenarios::local(churn::run(&cli.addr, &churn)).await,
+            Command::Conns { count } => scenarios::conns(&target, count).await,
+            Command::Fleet { fleet } => scenarios::local(fleet::run(&target, &fleet)).await,
+            Command::Memory { memory } => memory::run(&target, &memory).await,
+            Command::Churn { churn } => scenarios::local(churn::run(&target, &churn)).await,
             Command::Attack { kind, seconds, server_pid, http } => {
-                scenarios::local(attack::run(&cli.addr, http.as_deref(), kind, seconds, server_pid)).await
+                scenarios::local(attack::run(&target, http.as_deref(), kind, seconds, server_pid)).await
             }
         }
     });

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use serde_json::{json, Value};
 
-use crate::client::Conn;
+use crate::conn::{Conn, Target};
 use crate::procfs::{rss_kib, status_kib};
 use crate::workload;
 
@@ -30,13 +30,13 @@ pub struct Memory {
 }
 
 /// Registers the topics and reports the memory they cost.
-pub async fn run(addr: &str, memory: &Memory) -> io::Result<Value> {
+pub async fn run(target: &Target, memory: &Memory) -> io::Result<Value> {
     let pid = memory.server_pid;
     let mut broker = workload::brokers(1, 1, memory.topics, memory.queues, false).remove(0);
     broker.name = "memory-broker".into();
     let request = workload::register_request(&broker, 1);
     let body_bytes = request.body.as_ref().map_or(0, |b| b.len());
-    let mut conn = Conn::connect(addr).await?;
+    let mut conn = Conn::connect(target).await?;
     let before = rss_kib(pid).ok_or_else(|| io::Error::other(format!("cannot read /proc/{pid}/status")))?;
     let begin = Instant::now();
     let answer = conn.call(request).await?;

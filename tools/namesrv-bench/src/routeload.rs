@@ -13,11 +13,11 @@ use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
 use memchr::memmem;
-use namesrv::protocol::codec::encode_frame;
-use namesrv::protocol::RemotingCommand;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use namesrv_protocol::acl_signature::{sign_command, SessionCredentials};
+use namesrv_protocol::codec::encode_frame;
+use namesrv_protocol::RemotingCommand;
 
-use crate::client::{self, Stream};
+use crate::conn::{io_error, Target};
 use crate::stats::{Rng, Samples};
 use crate::workload;
 
@@ -55,14 +55,15 @@ struct Splice {
 }
 
 impl RouteFrames {
-    /// Encodes one request per topic and keeps what each differs by from the first.
-    pub fn new(topics: &[String]) -> io::Result<Self> {
-        Self::from_headers(topics.iter().map(|topic| route_header(topic)))
+    /// Encodes one request per topic (signed with `credentials` when given) and keeps what
+    /// each differs by from the first.
+    pub fn new(topics: &[String], credentials: Option<&SessionCredentials>) -> io::Result<Self> {
+        Self::from_headers(topics.iter().map(|topic| route_header(topic, credentials)))
     }
 
     /// Keeps the first header whole and the others as their difference from it.
     fn from_headers(mut headers: impl Iterator<Item = io::Result<Vec<u8>>>) -> io::Result<Self> {
-        let template = headers.next().unwrap_or_else(|| route_header(""))?;
+        let template = headers.next().unwrap_or_else(|| route_header("", None))?;
         let marker = format!("\"opaque\":{OPAQUE_FIRST}");
         let at = memmem::find(&template, marker.as_bytes())
             .ok_or_else(|| io::Error::other("route request header has no JSON opaque"))?;
@@ -143,11 +144,13 @@ fn common_len<'a>(a: impl Iterator<Item = &'a u8>, b: impl Iterator<Item = &'a u
     a.zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// The JSON header of `topic`'s route request (signed when credentials are configured), with
+/// The JSON header of `topic`'s route request (signed with `credentials` when given), with
 /// opaque `OPAQUE_FIRST`.
-fn route_header(topic: &str) -> io::Result<Vec<u8>> {
+fn route_header(topic: &str, credentials: Option<&SessionCredentials>) -> io::Result<Vec<u8>> {
     let mut cmd: RemotingCommand = workload::route_request(topic);
-    client::sign(&mut cmd);
+    if let Some(credentials) = credentials {
+        sign_command(&mut cmd, credentials);
+    }
     cmd.opaque = OPAQUE_FIRST;
     let mut frame = BytesMut::new();
     encode_frame(&cmd, &mut frame).map_err(io::Error::other)?;
@@ -162,7 +165,7 @@ fn route_header(topic: &str) -> io::Result<Vec<u8>> {
 
 /// One connection keeping `depth` route queries in flight.
 pub struct RouteConn {
-    stream: Stream,
+    conn: namesrv_client::Conn,
     input: BytesMut,
     output: Vec<u8>,
     next_opaque: i32,
@@ -171,11 +174,10 @@ pub struct RouteConn {
 }
 
 impl RouteConn {
-    /// Connects to `addr`.
-    pub async fn connect(addr: &str) -> io::Result<Self> {
-        let stream = client::connect_stream(addr).await?;
+    /// Connects to `target`.
+    pub async fn connect(target: &Target) -> io::Result<Self> {
         Ok(Self {
-            stream,
+            conn: target.connect_raw().await?,
             input: BytesMut::with_capacity(1 << 16),
             output: Vec::new(),
             next_opaque: OPAQUE_FIRST,
@@ -198,7 +200,7 @@ impl RouteConn {
     }
 
     async fn send(&mut self) -> io::Result<()> {
-        self.stream.write_all(&self.output).await?;
+        self.conn.send_raw(&self.output).await.map_err(io_error)?;
         self.output.clear();
         Ok(())
     }
@@ -225,7 +227,7 @@ impl RouteConn {
         self.send().await?;
         while !self.sent.is_empty() {
             self.input.reserve(1 << 16);
-            if self.stream.read_buf(&mut self.input).await? == 0 {
+            if self.conn.read_raw(&mut self.input).await.map_err(io_error)? == 0 {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection"));
             }
             let now = Instant::now();
@@ -296,13 +298,13 @@ fn json_int(header: &[u8], key: &memmem::Finder<'static>) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use namesrv::protocol::{RemotingCodec, ResponseCode};
+    use namesrv_protocol::{RemotingCodec, ResponseCode};
     use tokio_util::codec::Decoder;
 
     #[test]
     fn every_topic_decodes_from_the_template_with_the_stamped_opaque() {
         let topics: Vec<String> = ["TopicA", "B", "TopicA-longer", "Topic\"q\"", "", "TopicB"].map(String::from).into();
-        let frames = RouteFrames::new(&topics).unwrap();
+        let frames = RouteFrames::new(&topics, None).unwrap();
         let opaques = [1_234_567_890, 1_000_000_000, 1_999_999_999, 2_147_483_647, 1_000_000_001, 1_000_000_002];
         let mut out = Vec::new();
         for (i, opaque) in opaques.into_iter().enumerate() {
@@ -339,7 +341,7 @@ mod tests {
     #[test]
     fn a_shuffled_copy_asks_every_topic_once_in_an_order_of_its_seed() {
         let topics: Vec<String> = (0..50).map(|i| format!("Topic{i}")).collect();
-        let frames = RouteFrames::new(&topics).unwrap();
+        let frames = RouteFrames::new(&topics, None).unwrap();
         let asked = |frames: &RouteFrames| -> Vec<String> {
             let mut out = Vec::new();
             for i in 0..frames.len() {

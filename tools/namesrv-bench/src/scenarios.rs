@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 
-use crate::client::Conn;
+use crate::conn::{Conn, Target};
 use crate::procfs::cpu_seconds;
 use crate::routeload::{RouteConn, RouteFrames};
 use crate::stats::{Rng, Samples};
@@ -35,7 +35,7 @@ fn shape_brokers(shape: &Shape) -> Vec<SimBroker> {
 }
 
 /// Registers every broker of `shape`, one connection each, and keeps them registered.
-pub async fn hold(addr: &str, shape: &Shape) -> io::Result<Held> {
+pub async fn hold(target: &Target, shape: &Shape) -> io::Result<Held> {
     let brokers = shape_brokers(shape);
     let mut register = Samples::default();
     let mut tasks = Vec::with_capacity(brokers.len());
@@ -43,7 +43,7 @@ pub async fn hold(addr: &str, shape: &Shape) -> io::Result<Held> {
     for (i, broker) in brokers.iter().enumerate() {
         let request = workload::register_request(broker, 1);
         body_bytes = body_bytes.max(request.body.as_ref().map_or(0, |b| b.len()));
-        let mut conn = Conn::connect(addr).await?;
+        let mut conn = Conn::connect(target).await?;
         let answer = conn.call(request.clone()).await?;
         register.record(answer.latency_us, answer.code == 0, 0);
         if answer.code != 0 {
@@ -65,10 +65,10 @@ pub async fn hold(addr: &str, shape: &Shape) -> io::Result<Held> {
 }
 
 /// `populate`: registers the shape and holds it for `hold_secs`.
-pub async fn populate(addr: &str, shape: &Shape, hold_secs: f64) -> io::Result<Value> {
+pub async fn populate(target: &Target, shape: &Shape, hold_secs: f64) -> io::Result<Value> {
     local(async {
         let begin = Instant::now();
-        let mut held = hold(addr, shape).await?;
+        let mut held = hold(target, shape).await?;
         let took = begin.elapsed().as_secs_f64();
         tokio::time::sleep(Duration::from_secs_f64(hold_secs)).await;
         let topics = workload::all_topics(&held.brokers).len();
@@ -80,22 +80,22 @@ pub async fn populate(addr: &str, shape: &Shape, hold_secs: f64) -> io::Result<V
 
 /// Runs `connections` × `depth` route queries over random `topics` for the load's window, the
 /// connections dealt over `threads` threads.
-async fn route_load(addr: &str, topics: Rc<Vec<String>>, load: &Load) -> io::Result<Samples> {
-    let frames = RouteFrames::new(&topics)?;
+async fn route_load(target: &Target, topics: Rc<Vec<String>>, load: &Load) -> io::Result<Samples> {
+    let frames = RouteFrames::new(&topics, target.options.credentials.as_ref())?;
     let begin = Instant::now() + Duration::from_secs_f64(load.warmup);
     let end = begin + Duration::from_secs_f64(load.duration);
     let threads = load.threads.clamp(1, load.connections.max(1));
     let mut others = Vec::with_capacity(threads - 1);
     for thread in 1..threads {
-        let (frames, addr, load) = (frames.clone(), addr.to_owned(), load.clone());
+        let (frames, target, load) = (frames.clone(), target.clone(), load.clone());
         others.push(spawn_thread(format!("route-{thread}"), move || async move {
             let conns = (thread..load.connections).step_by(threads);
-            route_conns(&addr, &frames, conns, &load, (begin, end)).await
+            route_conns(&target, &frames, conns, &load, (begin, end)).await
         })?);
     }
     let mine = tokio::task::spawn_local({
-        let (frames, addr, load) = (frames, addr.to_owned(), load.clone());
-        async move { route_conns(&addr, &frames, (0..load.connections).step_by(threads), &load, (begin, end)).await }
+        let (frames, target, load) = (frames, target.clone(), load.clone());
+        async move { route_conns(&target, &frames, (0..load.connections).step_by(threads), &load, (begin, end)).await }
     });
     let ticker = tokio::task::spawn_local(async move {
         let total = end.saturating_duration_since(begin).as_secs_f64();
@@ -123,7 +123,7 @@ async fn route_load(addr: &str, topics: Rc<Vec<String>>, load: &Load) -> io::Res
 /// The connections numbered `conns` of a route load, each keeping `depth` queries in flight
 /// over its own shuffled order of the topics from `begin` to `end`.
 async fn route_conns(
-    addr: &str,
+    target: &Target,
     frames: &RouteFrames,
     conns: impl Iterator<Item = usize>,
     load: &Load,
@@ -131,7 +131,7 @@ async fn route_conns(
 ) -> io::Result<Samples> {
     let mut tasks = Vec::new();
     for c in conns {
-        let conn = RouteConn::connect(addr).await?;
+        let conn = RouteConn::connect(target).await?;
         // Each connection asks every topic in turn, in an order of its own.
         let frames = frames.shuffled(&mut Rng::new(load.seed.wrapping_add(c as u64 * 7919)));
         let depth = load.depth;
@@ -145,13 +145,13 @@ async fn route_conns(
 }
 
 /// `route`: populate, then measure route queries.
-pub async fn route(addr: &str, shape: &Shape, load: &Load) -> io::Result<Value> {
+pub async fn route(target: &Target, shape: &Shape, load: &Load) -> io::Result<Value> {
     local(async {
-        let held = hold(addr, shape).await?;
+        let held = hold(target, shape).await?;
         let topics = Rc::new(workload::all_topics(&held.brokers));
         let cpu =
             load.server_pid.map(|pid| tokio::task::spawn_local(server_cpu_percent(pid, load.warmup, load.duration)));
-        let samples = route_load(addr, topics.clone(), load).await?;
+        let samples = route_load(target, topics.clone(), load).await?;
         let summary = samples.summary(load.duration);
         let cpu = match cpu {
             Some(task) => task.await.map_err(io::Error::other)?,
@@ -164,14 +164,14 @@ pub async fn route(addr: &str, shape: &Shape, load: &Load) -> io::Result<Value> 
 }
 
 /// `register`: every broker re-registers its full table `rounds` times, dataVersion bumped.
-pub async fn register(addr: &str, shape: &Shape, rounds: usize) -> io::Result<Value> {
+pub async fn register(target: &Target, shape: &Shape, rounds: usize) -> io::Result<Value> {
     local(async {
         let brokers = shape_brokers(shape);
         let begin = Instant::now();
         let mut tasks = Vec::new();
         let mut body_bytes = 0;
         for broker in brokers {
-            let mut conn = Conn::connect(addr).await?;
+            let mut conn = Conn::connect(target).await?;
             let template = workload::RegisterTemplate::new(&broker);
             body_bytes = template.request(1).body.map_or(0, |b| b.len());
             tasks.push(tokio::task::spawn_local(async move {
@@ -197,16 +197,16 @@ pub async fn register(addr: &str, shape: &Shape, rounds: usize) -> io::Result<Va
 /// brokers run on a thread of their own, as real brokers are processes of their own: copying
 /// and checksumming a 1.8 MB body on the route load's thread would stall its connections and
 /// count the load tool's own pause in the server's route latency.
-pub async fn storm(addr: &str, shape: &Shape, load: &Load, period_ms: u64) -> io::Result<Value> {
+pub async fn storm(target: &Target, shape: &Shape, load: &Load, period_ms: u64) -> io::Result<Value> {
     local(async {
-        let held = hold(addr, shape).await?;
+        let held = hold(target, shape).await?;
         let topics = Rc::new(workload::all_topics(&held.brokers));
         let stop = Instant::now() + Duration::from_secs_f64(load.warmup + load.duration);
-        let (brokers, stormer_addr) = (held.brokers.clone(), addr.to_owned());
+        let (brokers, stormer_addr) = (held.brokers.clone(), target.clone());
         let stormers = spawn_thread("storm-brokers".into(), move || async move {
             storm_brokers(&stormer_addr, brokers, period_ms, stop).await
         })?;
-        let route = route_load(addr, topics, load).await?.summary(load.duration);
+        let route = route_load(target, topics, load).await?.summary(load.duration);
         let registrations = join_thread(stormers)?;
         let registrations = registrations.summary(load.warmup + load.duration);
         drop(held);
@@ -217,11 +217,11 @@ pub async fn storm(addr: &str, shape: &Shape, load: &Load, period_ms: u64) -> io
 
 /// Every broker re-registers its full table (dataVersion bumped) every `period_ms` until
 /// `stop`, their starts spread over the period; returns the registrations' latencies.
-async fn storm_brokers(addr: &str, brokers: Vec<SimBroker>, period_ms: u64, stop: Instant) -> io::Result<Samples> {
+async fn storm_brokers(target: &Target, brokers: Vec<SimBroker>, period_ms: u64, stop: Instant) -> io::Result<Samples> {
     let mut stormers = Vec::new();
     let count = brokers.len().max(1) as u64;
     for (i, broker) in brokers.into_iter().enumerate() {
-        let mut conn = Conn::connect(addr).await?;
+        let mut conn = Conn::connect(target).await?;
         let template = workload::RegisterTemplate::new(&broker);
         // Brokers start at different times, so their periods are spread over the period
         // rather than all firing in the same instant.
@@ -247,12 +247,12 @@ async fn storm_brokers(addr: &str, brokers: Vec<SimBroker>, period_ms: u64, stop
 }
 
 /// `conns`: opens `count` idle connections, then checks queries on new and idle ones.
-pub async fn conns(addr: &str, count: usize) -> io::Result<Value> {
+pub async fn conns(target: &Target, count: usize) -> io::Result<Value> {
     local(async {
         let begin = Instant::now();
         let mut idle = Vec::with_capacity(count);
         for i in 0..count {
-            idle.push(Conn::connect(addr).await?);
+            idle.push(Conn::connect(target).await?);
             if i % 500 == 0 {
                 progress("conns", i + 1, count);
             }
@@ -265,12 +265,12 @@ pub async fn conns(addr: &str, count: usize) -> io::Result<Value> {
         let step = (count / 100).max(1);
         for conn in idle.iter_mut().step_by(step) {
             checked += 1;
-            if conn.call(namesrv::protocol::RemotingCommand::request(106, None)).await?.code == 0 {
+            if conn.call(namesrv_protocol::RemotingCommand::request(106, None)).await?.code == 0 {
                 ok += 1;
             }
         }
-        let mut fresh = Conn::connect(addr).await?;
-        let fresh_ok = fresh.call(namesrv::protocol::RemotingCommand::request(106, None)).await?.code == 0;
+        let mut fresh = Conn::connect(target).await?;
+        let fresh_ok = fresh.call(namesrv_protocol::RemotingCommand::request(106, None)).await?.code == 0;
         Ok(json!({"scenario": "conns", "open": idle.len(), "open_seconds": opened, "idle_checked": checked, "idle_ok": ok, "fresh_ok": fresh_ok}))
     })
     .await

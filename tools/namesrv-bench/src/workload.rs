@@ -1,7 +1,7 @@
 //! The shapes of a load: which brokers exist, what they register, what clients ask.
 
-use namesrv::dispatch::body_crc32;
-use namesrv::protocol::{ExtFields, RemotingCommand};
+use namesrv_protocol::body_crc32;
+use namesrv_protocol::{ExtFields, RemotingCommand};
 
 /// One simulated broker and its topics.
 #[derive(Debug, Clone)]
