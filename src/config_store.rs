@@ -218,7 +218,8 @@ impl Apply<ConfigStore> for ReloadConfig {
             // A key is runtime when changing it alone changes what the registry is told, or
             // when the binary applies it itself on SIGHUP (the log filter).
             let probe = store.settings.with_values(&[(key.clone(), value.clone())])?;
-            if RegistryOptions::from(&probe) != RegistryOptions::from(&store.settings) || key == "log_filter" {
+            if !RegistryOptions::from(&probe).acts_like(&RegistryOptions::from(&store.settings)) || key == "log_filter"
+            {
                 info!(key = %key, old = %old, new = %value, "setting reloaded");
                 next = next.with_values(&[(key.clone(), value)])?;
                 report.applied.push(key);

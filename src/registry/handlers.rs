@@ -3,7 +3,6 @@
 use tracing::{debug, info};
 
 use super::messages::*;
-use super::options::RegistryOptions;
 use super::register::Registered;
 use super::RouteRegistry;
 use crate::mailbox::Apply;
@@ -41,7 +40,7 @@ impl Apply<RouteRegistry> for RegisterBroker {
                 } else {
                     debug!(broker = %name, addr = %addr, id, topics, "broker re-registered");
                 }
-                if registry.tables.options().return_order_topic_config_to_broker {
+                if registry.tables.options().routing.return_order_topic_config_to_broker {
                     o.order_topic_config = registry.tables.order_kv_body().cloned();
                 }
             }
@@ -79,7 +78,9 @@ impl Apply<RouteRegistry> for AttachConnection {
 impl Apply<RouteRegistry> for GetRouteInfo {
     fn apply(self, registry: &mut RouteRegistry) -> RouteAnswer {
         let options = registry.tables.options();
-        if options.need_wait_for_service && registry.started.elapsed().as_secs() < options.wait_seconds_for_service {
+        if options.routing.need_wait_for_service
+            && registry.started.elapsed().as_secs() < options.routing.wait_seconds_for_service
+        {
             return RouteAnswer::NotReady;
         }
         let body = match &self.zone {
@@ -163,14 +164,14 @@ impl Apply<RouteRegistry> for RegisterTopic {
 
 impl Apply<RouteRegistry> for GetAllTopics {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        gate(registry.tables.options().enable_all_topic_list)?;
+        gate(registry.tables.options().routing.enable_all_topic_list)?;
         Ok(registry.tables.all_topics_body())
     }
 }
 
 impl Apply<RouteRegistry> for GetTopicsByCluster {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        gate(registry.tables.options().enable_topic_list)?;
+        gate(registry.tables.options().routing.enable_topic_list)?;
         Ok(self.cluster.map(|cluster| registry.listings.by_cluster(&registry.tables, &cluster)))
     }
 }
@@ -184,7 +185,7 @@ impl Apply<RouteRegistry> for GetSystemTopics {
 
 impl Apply<RouteRegistry> for GetUnitTopics {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        gate(registry.tables.options().enable_topic_list)?;
+        gate(registry.tables.options().routing.enable_topic_list)?;
         Ok(registry.listings.unit(&registry.tables, self.filter))
     }
 }
@@ -269,7 +270,8 @@ impl Apply<RouteRegistry> for LoadSnapshot {
         let loaded = self.snapshot.map_or(0, |s| registry.tables.load_snapshot(&s, now));
         if loaded > 0 {
             // Routes are served at once: the wait for brokers to register is what the snapshot saves.
-            let options = RegistryOptions { need_wait_for_service: false, ..registry.tables.options().clone() };
+            let mut options = registry.tables.options().clone();
+            options.routing.need_wait_for_service = false;
             registry.tables.set_options(options);
         }
         registry.snapshots.start(self.sink, registry.tables.changes());

@@ -107,7 +107,7 @@ impl RouteTables {
     /// `id` is the id the removal named (Java compares it with the group's lowest id to decide
     /// the notification); `None` takes the id the address has. Returns true if it was listed.
     fn leave_group(&mut self, name: &str, cluster: &str, addr: &str, id: Option<i64>) -> bool {
-        let notify = self.options().notify_min_broker_id_changed;
+        let notify = self.options().routing.notify_min_broker_id_changed;
         let edited = self.edit_existing_group(name, |group| {
             let id = id.or_else(|| group.broker_addrs.iter().find(|(_, a)| *a == addr).map(|(id, _)| *id));
             let min_changed = id.is_some() && group.min_id() == id;
@@ -205,7 +205,7 @@ impl RouteTables {
     pub(in crate::registry) fn expiry_tick(&mut self, watch: &mut TickWatch, mono_ms: u64, wall_ms: u64) -> ExpiryTick {
         let plan = watch.tick(mono_ms, wall_ms);
         let excused = plan.stall.map_or(0, |s| self.excuse_silence(s.late_ms, mono_ms));
-        let percent = self.options().expiry_guard_percent as usize;
+        let percent = self.options().routing.expiry_guard_percent as usize;
         let max = if percent == 0 { usize::MAX } else { (self.sizes().2 * percent / 100).max(1) };
         let (expired, deferred) = if plan.expire { self.expire_at_most(mono_ms, max) } else { (Vec::new(), 0) };
         ExpiryTick { stall: plan.stall, excused, expired, deferred }

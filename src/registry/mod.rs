@@ -134,7 +134,7 @@ impl RouteRegistry {
         }
         let expired = tick.expired;
         if tick.deferred > 0 {
-            let percent = self.tables.options().expiry_guard_percent;
+            let percent = self.tables.options().routing.expiry_guard_percent;
             let (expired, deferred) = (expired.len(), tick.deferred);
             warn!(expired, deferred, percent, "mass expiry held back: the rest go in the next ticks");
         }

@@ -1,36 +1,44 @@
-//! The settings the registry consults, some of which UPDATE_NAMESRV_CONFIG changes at runtime.
+//! The settings the registry consults, some of which UPDATE_NAMESRV_CONFIG changes at runtime:
+//! the routing group of the settings and the topic limit.
 
-use crate::settings::Settings;
+use crate::settings::{RoutingSettings, Settings};
 
-/// Registry behaviour switches (Java NamesrvConfig names in brackets).
+/// What the registry consults: the `routing` settings group as it is (expiry, the Java
+/// NamesrvConfig switches, readiness, the route cache) and the one limit on what it stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistryOptions {
-    /// Expiry for brokers that register no `heartbeatTimeoutMillis`.
-    pub default_broker_timeout_ms: u64,
-    /// Drop a broker's topics that its registration no longer lists [deleteTopicWithBrokerRegistration].
-    pub delete_topic_with_broker_registration: bool,
-    /// Rewrite routes of master-less acting-master groups [supportActingMaster].
-    pub support_acting_master: bool,
-    /// Fill `orderTopicConf` in routes [orderMessageEnable].
-    pub order_message_enable: bool,
-    /// Return the ORDER_TOPIC_CONFIG KVTable to registering brokers [returnOrderTopicConfigToBroker].
-    pub return_order_topic_config_to_broker: bool,
-    /// Serve the all-topics list [enableAllTopicList].
-    pub enable_all_topic_list: bool,
-    /// Serve the per-cluster and unit topic lists [enableTopicList].
-    pub enable_topic_list: bool,
-    /// Notify brokers when a group's lowest id changes [notifyMinBrokerIdChanged].
-    pub notify_min_broker_id_changed: bool,
-    /// Refuse route queries right after start [needWaitForService].
-    pub need_wait_for_service: bool,
-    /// How long to refuse them [waitSecondsForService].
-    pub wait_seconds_for_service: u64,
-    /// Budget of the encoded-route cache.
-    pub route_cache_max_bytes: usize,
-    /// At most this share (percent) of the live brokers expire in one tick; 0: no limit.
-    pub expiry_guard_percent: u32,
-    /// Most distinct topics in the tables, all brokers together.
+    /// The routing settings.
+    pub routing: RoutingSettings,
+    /// Most distinct topics in the tables, all brokers together (`limits.max_topics_total`).
     pub max_topics_total: usize,
+}
+
+impl RegistryOptions {
+    /// The default options with `routing` instead (tests change a switch or two this way).
+    pub fn routing(routing: RoutingSettings) -> Self {
+        Self { routing, ..Self::default() }
+    }
+
+    /// Whether a running registry told `other` instead would behave the same: the routing
+    /// settings it reads only at start or never (the tick period, warm restart, the notifier's
+    /// limits, the floor of runtime updates) do not count.
+    pub fn acts_like(&self, other: &RegistryOptions) -> bool {
+        self.consulted() == other.consulted()
+    }
+
+    /// These options with what a running registry does not consult set to zero.
+    fn consulted(&self) -> RegistryOptions {
+        let routing = RoutingSettings {
+            scan_interval_ms: 0,
+            warm_restart: false,
+            warm_restart_max_age_ms: 0,
+            runtime_min_broker_timeout_ms: 0,
+            notify_max_in_flight: 0,
+            notify_max_per_second: 0,
+            ..self.routing.clone()
+        };
+        RegistryOptions { routing, ..self.clone() }
+    }
 }
 
 impl Default for RegistryOptions {
@@ -41,20 +49,22 @@ impl Default for RegistryOptions {
 
 impl From<&Settings> for RegistryOptions {
     fn from(s: &Settings) -> Self {
-        Self {
-            default_broker_timeout_ms: s.routing.broker_timeout_ms,
-            delete_topic_with_broker_registration: s.routing.delete_topic_with_broker_registration,
-            support_acting_master: s.routing.support_acting_master,
-            order_message_enable: s.routing.order_message_enable,
-            return_order_topic_config_to_broker: s.routing.return_order_topic_config_to_broker,
-            enable_all_topic_list: s.routing.enable_all_topic_list,
-            enable_topic_list: s.routing.enable_topic_list,
-            notify_min_broker_id_changed: s.routing.notify_min_broker_id_changed,
-            need_wait_for_service: s.routing.need_wait_for_service,
-            wait_seconds_for_service: s.routing.wait_seconds_for_service,
-            route_cache_max_bytes: s.routing.route_cache_max_bytes,
-            expiry_guard_percent: s.routing.expiry_guard_percent,
-            max_topics_total: s.limits.max_topics_total,
-        }
+        Self { routing: s.routing.clone(), max_topics_total: s.limits.max_topics_total }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_a_running_registry_consults_makes_options_act_differently() {
+        let base = RegistryOptions::default();
+        let start_only = RoutingSettings { scan_interval_ms: 1, notify_max_in_flight: 1, ..base.routing.clone() };
+        assert!(base.acts_like(&RegistryOptions::routing(start_only)));
+        let switched =
+            RoutingSettings { support_acting_master: !base.routing.support_acting_master, ..base.routing.clone() };
+        assert!(!base.acts_like(&RegistryOptions::routing(switched)));
+        assert!(!base.acts_like(&RegistryOptions { max_topics_total: 1, ..base.clone() }));
     }
 }

@@ -118,7 +118,7 @@ impl RouteTables {
             broker_id: reg.broker_id,
             version: reg.version,
             last_update_ms: now_ms,
-            timeout_ms: reg.timeout_ms.unwrap_or(self.options().default_broker_timeout_ms),
+            timeout_ms: reg.timeout_ms.unwrap_or(self.options().routing.broker_timeout_ms),
             data_version: reg.body.data_version,
             conn: reg.conn,
             ha_server_addr: reg.ha_server_addr.clone(),
@@ -174,7 +174,7 @@ impl RouteTables {
             holder.filter(|old| **old != reg.addr).and_then(|old| self.live(&reg.cluster, old)).is_some_and(|live| {
                 !live.provisional && live.data_version.state_version > reg.body.data_version.state_version
             });
-        let notify = self.options().notify_min_broker_id_changed;
+        let notify = self.options().routing.notify_min_broker_id_changed;
         let ((role, notification), created) = self.edit_group(&reg.broker_name, &reg.cluster, |group| {
             let old_version_broker = reg.enable_acting_master.is_none();
             group.enable_acting_master = reg.enable_acting_master == Some(true);
@@ -247,7 +247,7 @@ impl RouteTables {
             return;
         }
 
-        if self.options().delete_topic_with_broker_registration && reg.body.mappings.is_empty() {
+        if self.options().routing.delete_topic_with_broker_registration && reg.body.mappings.is_empty() {
             let listed: HashSet<&str> = reg.body.topics.iter().map(|t| t.key).collect();
             for topic in self.topics_of(&reg.broker_name) {
                 if !listed.contains(&*topic) {

@@ -65,7 +65,7 @@ impl RouteTables {
         if route.broker_datas.is_empty() {
             return None;
         }
-        if self.options().support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_PREFIX) {
+        if self.options().routing.support_acting_master && !topic.starts_with(SYNC_BROKER_MEMBER_PREFIX) {
             rewrite_acting_masters(&mut route.broker_datas, |name| all_queues.get(name).map(|q| q.perm));
         }
         route.queue_datas = all_queues.iter().collect();
@@ -85,7 +85,7 @@ impl RouteTables {
         } else {
             route.filter_servers = self.route_filter_servers(&route.broker_datas);
         }
-        if self.options().order_message_enable {
+        if self.options().routing.order_message_enable {
             route.order_topic_conf = self.order_topic_conf(topic);
         }
         route.mappings = self.mappings(topic);

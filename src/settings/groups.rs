@@ -45,7 +45,7 @@ impl Default for ListenSettings {
 
 /// The route registry: broker expiry, warm restart, the switches Java's NamesrvConfig has, the
 /// outbound notifications and the route cache.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RoutingSettings {
     /// Period of the broker expiry scan.

@@ -16,7 +16,7 @@ use crate::registry::options::RegistryOptions;
 impl RouteTables {
     /// Replaces the options; every cached route is dropped since options shape routes.
     pub(in crate::registry) fn set_options(&mut self, options: RegistryOptions) {
-        self.routes = RouteCache::new(options.route_cache_max_bytes);
+        self.routes = RouteCache::new(options.routing.route_cache_max_bytes);
         self.options = options;
     }
 

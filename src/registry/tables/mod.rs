@@ -79,7 +79,7 @@ pub struct RouteTables {
 impl RouteTables {
     /// Empty tables with the given options.
     pub fn new(options: RegistryOptions) -> Self {
-        Self { routes: RouteCache::new(options.route_cache_max_bytes), options, ..Self::default() }
+        Self { routes: RouteCache::new(options.routing.route_cache_max_bytes), options, ..Self::default() }
     }
 
     /// The options in force.

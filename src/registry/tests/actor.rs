@@ -90,7 +90,8 @@ fn the_expiry_tick_closes_only_the_expired_brokers_connection_and_its_routes_go(
 #[test]
 fn a_closed_connections_master_goes_at_once_and_the_notifier_tells_the_slave() {
     System::new().block_on(async {
-        let options = RegistryOptions { notify_min_broker_id_changed: true, ..RegistryOptions::default() };
+        let options =
+            RegistryOptions::routing(RoutingSettings { notify_min_broker_id_changed: true, ..Default::default() });
         let registry = start_registry(options);
         let slave_socket = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let slave_addr: &'static str = Box::leak(slave_socket.local_addr().unwrap().to_string().into_boxed_str());
@@ -129,8 +130,11 @@ async fn read_one_request(socket: &tokio::net::TcpListener) -> RemotingCommand {
 fn route_queries_are_answered_not_ready_until_the_readiness_wait_has_passed() {
     System::new().block_on(async {
         tokio::time::pause();
-        let options =
-            RegistryOptions { need_wait_for_service: true, wait_seconds_for_service: 1, ..RegistryOptions::default() };
+        let options = RegistryOptions::routing(RoutingSettings {
+            need_wait_for_service: true,
+            wait_seconds_for_service: 1,
+            ..Default::default()
+        });
         let registry = start_registry(options);
         let _closes = register_over(&registry, &broker("b", "a:1", &["T1", "T2"])).await;
         assert_eq!(route_of(&registry, "T1").await, RouteAnswer::NotReady);

@@ -6,7 +6,8 @@ use crate::registry::stall::{Stall, TickWatch};
 
 #[test]
 fn a_broker_expires_one_millisecond_after_its_timeout() {
-    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 1000, ..Default::default() });
+    let mut t =
+        RouteTables::new(RegistryOptions::routing(RoutingSettings { broker_timeout_ms: 1000, ..Default::default() }));
     register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 100);
     register(&mut t, &Reg { timeout_ms: Some(50), ..broker("b2", "a:2", &["U1", "U2"]) }, 100);
     let expired: Vec<String> = t.expire(151).into_iter().map(|e| e.broker.broker_name).collect();
@@ -20,7 +21,8 @@ fn a_broker_expires_one_millisecond_after_its_timeout() {
 
 #[test]
 fn heartbeats_and_data_version_queries_keep_a_broker() {
-    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 100, ..Default::default() });
+    let mut t =
+        RouteTables::new(RegistryOptions::routing(RoutingSettings { broker_timeout_ms: 100, ..Default::default() }));
     let b = broker("b1", "a:1", &["T1", "T2"]);
     register(&mut t, &b, 0);
     assert!(t.heartbeat("c", "a:1", 90));
@@ -116,7 +118,8 @@ fn an_address_reused_by_another_broker_replaces_it() {
 
 #[test]
 fn the_consistency_pass_finds_nothing_after_ordinary_churn() {
-    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 100, ..Default::default() });
+    let mut t =
+        RouteTables::new(RegistryOptions::routing(RoutingSettings { broker_timeout_ms: 100, ..Default::default() }));
     register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 0);
     register(&mut t, &broker("b2", "a:1", &["T3", "T4"]), 10);
     register(&mut t, &Reg { id: 1, ..broker("b2", "a:2", &["T3", "T4"]) }, 20);
@@ -145,7 +148,8 @@ fn a_closed_connection_removes_exactly_the_brokers_it_registered_last() {
 
 #[test]
 fn expiry_spares_a_broker_that_re_registered_since() {
-    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 100, ..Default::default() });
+    let mut t =
+        RouteTables::new(RegistryOptions::routing(RoutingSettings { broker_timeout_ms: 100, ..Default::default() }));
     let b = broker("b1", "a:1", &["T1", "T2"]);
     register(&mut t, &b, 0);
     register(&mut t, &b, 150);
@@ -170,7 +174,8 @@ fn the_consistency_pass_runs_in_slices_that_cover_every_address() {
 
 /// Two brokers with a 3 s timeout registered at 0: `live` (a:1) and `silent` (a:2).
 fn live_and_silent() -> RouteTables {
-    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 3_000, ..Default::default() });
+    let mut t =
+        RouteTables::new(RegistryOptions::routing(RoutingSettings { broker_timeout_ms: 3_000, ..Default::default() }));
     register(&mut t, &broker("live", "a:1", &["T1", "T2"]), 0);
     register(&mut t, &broker("silent", "a:2", &["U1", "U2"]), 0);
     t
@@ -206,7 +211,11 @@ fn a_stall_of_our_own_expires_no_broker_that_kept_sending_but_a_silent_one_still
 
 #[test]
 fn the_mass_expiry_guard_lets_the_longest_silent_go_first_and_the_rest_over_the_next_ticks() {
-    let options = RegistryOptions { default_broker_timeout_ms: 1_000, expiry_guard_percent: 50, ..Default::default() };
+    let options = RegistryOptions::routing(RoutingSettings {
+        broker_timeout_ms: 1_000,
+        expiry_guard_percent: 50,
+        ..Default::default()
+    });
     let mut t = RouteTables::new(options);
     let names = ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9"];
     let addrs = ["a:0", "a:1", "a:2", "a:3", "a:4", "a:5", "a:6", "a:7", "a:8", "a:9"];

@@ -22,6 +22,7 @@ use crate::origin::ConnId;
 use crate::protocol::body::RegisterBody;
 use crate::protocol::json::JsonStyle;
 use crate::protocol::lenient::quote_bare_keys;
+use crate::settings::RoutingSettings;
 
 /// One broker instance as a test registers it.
 #[derive(Debug, Clone)]

@@ -121,14 +121,16 @@ fn apply(t: &mut RouteTables, op: &Op, now: &mut u64) {
             let table = TOPICS.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0);
             t.set_order_topics(Some(table.map(|(i, topic)| ((*topic).to_owned(), format!("b1:{i}"))).collect()));
         }
-        Op::Options { acting_master, order, delete_unlisted, tiny_cache } => t.set_options(RegistryOptions {
-            support_acting_master: *acting_master,
-            order_message_enable: *order,
-            delete_topic_with_broker_registration: *delete_unlisted,
-            route_cache_max_bytes: if *tiny_cache { 600 } else { 1 << 20 },
-            default_broker_timeout_ms: 200,
-            ..RegistryOptions::default()
-        }),
+        Op::Options { acting_master, order, delete_unlisted, tiny_cache } => {
+            t.set_options(RegistryOptions::routing(RoutingSettings {
+                support_acting_master: *acting_master,
+                order_message_enable: *order,
+                delete_topic_with_broker_registration: *delete_unlisted,
+                route_cache_max_bytes: if *tiny_cache { 600 } else { 1 << 20 },
+                broker_timeout_ms: 200,
+                ..RoutingSettings::default()
+            }))
+        }
     }
 }
 
@@ -183,7 +185,7 @@ fn run_sequences(seed: u64, cases: u32) {
         ..Config::default()
     };
     proptest!(config, |(ops in vec(op(), 1..30))| {
-        let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 200, ..RegistryOptions::default() });
+        let mut t = RouteTables::new(RegistryOptions::routing(RoutingSettings { broker_timeout_ms: 200, ..Default::default() }));
         let mut now = 0;
         check(&mut t)?;
         for op in &ops {

@@ -98,7 +98,10 @@ fn an_address_changing_id_leaves_its_old_id() {
 
 #[test]
 fn delete_topic_with_broker_registration_drops_unlisted_topics() {
-    let mut t = RouteTables::new(RegistryOptions { delete_topic_with_broker_registration: true, ..Default::default() });
+    let mut t = RouteTables::new(RegistryOptions::routing(RoutingSettings {
+        delete_topic_with_broker_registration: true,
+        ..Default::default()
+    }));
     register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 0);
     register(&mut t, &Reg { counter: 2, ..broker("b1", "a:1", &["T2", "T3"]) }, 1);
     assert!(route(&mut t, "T1").is_none());

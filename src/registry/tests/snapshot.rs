@@ -7,7 +7,8 @@ use crate::registry::snapshot::Snapshot;
 /// Tables with two groups (one with a slave, one in another cluster with its own timeout and
 /// filter servers) and a one-topic group.
 fn populated() -> RouteTables {
-    let mut t = RouteTables::new(RegistryOptions { default_broker_timeout_ms: 1_000, ..Default::default() });
+    let mut t =
+        RouteTables::new(RegistryOptions::routing(RoutingSettings { broker_timeout_ms: 1_000, ..Default::default() }));
     register(&mut t, &Reg { counter: 7, ..broker("b1", "m:1", &["T1", "T2", "TS"]) }, 10);
     register(&mut t, &Reg { id: 1, conn: 2, ..broker("b1", "s:1", &["T1", "T2", "TS"]) }, 10);
     let b2 = Reg {

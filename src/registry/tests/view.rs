@@ -5,7 +5,10 @@ use crate::model::BrokerData;
 
 #[test]
 fn a_masterless_read_only_acting_master_group_shows_its_lowest_member_as_master() {
-    let mut t = RouteTables::new(RegistryOptions { support_acting_master: true, ..Default::default() });
+    let mut t = RouteTables::new(RegistryOptions::routing(RoutingSettings {
+        support_acting_master: true,
+        ..Default::default()
+    }));
     let master = Reg { acting_master: Some(true), ..broker("b1", "m:1", &["T1", "T2"]) };
     let slave = Reg { id: 1, acting_master: Some(true), ..broker("b1", "s:1", &["T1", "T2"]) };
     register(&mut t, &master, 0);
@@ -36,7 +39,7 @@ fn order_topic_config_shows_only_when_enabled_and_follows_the_kv_store() {
     register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 0);
     t.set_order_topics(Some([("T1".to_owned(), "b1:4".to_owned())].into()));
     assert!(route(&mut t, "T1").unwrap().get("orderTopicConf").is_none());
-    t.set_options(RegistryOptions { order_message_enable: true, ..Default::default() });
+    t.set_options(RegistryOptions::routing(RoutingSettings { order_message_enable: true, ..Default::default() }));
     assert_eq!(route(&mut t, "T1").unwrap()["orderTopicConf"], "b1:4");
     t.set_order_topics(None);
     assert!(route(&mut t, "T1").unwrap().get("orderTopicConf").is_none(), "the cached route was dropped");
