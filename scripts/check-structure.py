@@ -6,7 +6,8 @@ function past its size limit. Run by CI; prints each problem and exits 1 if ther
 Usage: scripts/check-structure.py [--max-file-lines N] [--max-fn-lines N] [ROOT...]
 Each ROOT is a crate's src directory (default: src, every crates/*/src and every tools/*/src).
 The protocol crate (crates/protocol) must not depend on actix, tokio's runtime or anything that
-does I/O (FORBIDDEN_IN_PROTOCOL).
+does I/O (FORBIDDEN_IN_PROTOCOL). Every crate root of the workspace (each package's lib.rs,
+main.rs and src/bin/*.rs, and benches/*.rs) says `#![forbid(unsafe_code)]`.
 """
 
 import argparse
@@ -55,6 +56,23 @@ def protocol_dependencies(repo):
         if section == "dependencies" and dep and dep.group(1) in FORBIDDEN_IN_PROTOCOL:
             problems.append(f"crates/protocol depends on {dep.group(1)}: the protocol crate has no actors, no I/O and no state")
     return problems
+
+
+def crate_roots(repo):
+    """Every crate root of the workspace's packages: lib, binaries and benchmarks."""
+    for package in [repo] + sorted(repo.glob("crates/*")) + sorted(repo.glob("tools/*")):
+        yield from (package / "src" / name for name in ("lib.rs", "main.rs"))
+        yield from sorted(package.glob("src/bin/*.rs"))
+        yield from sorted(package.glob("benches/*.rs"))
+
+
+def unsafe_allowed(repo):
+    """Crate roots without `#![forbid(unsafe_code)]`."""
+    return [
+        f"{root.relative_to(repo)}: no #![forbid(unsafe_code)]"
+        for root in crate_roots(repo)
+        if root.exists() and "#![forbid(unsafe_code)]" not in root.read_text()
+    ]
 
 
 def top_module(root, path):
@@ -197,7 +215,7 @@ def main():
     roots = [pathlib.Path(r) for r in args.roots] or (
         [repo / "src"] + sorted(repo.glob("crates/*/src")) + sorted(repo.glob("tools/*/src"))
     )
-    problems = protocol_dependencies(repo)
+    problems = protocol_dependencies(repo) + unsafe_allowed(repo)
     for root in roots:
         graph = import_graph(root)
         for comp in cycles(graph):

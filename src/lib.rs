@@ -23,7 +23,9 @@
 //! - [`kv`]: the KV config store actor and its journaled file; [`config_store`]: runtime
 //!   configuration actor; [`persist`]: crash-safe file writes; [`statelock`]: one server per
 //!   state directory; [`notifier`]: outbound NOTIFY_MIN_BROKER_ID_CHANGE.
-//! - [`mailbox`]: typed, counted, logged actor requests shared by every actor.
+//! - [`mailbox`]: typed, counted, logged actor requests shared by every actor (`meter`: the
+//!   depth and handling times each message is counted in until handled or dropped);
+//!   [`origin`]: where a request came from (`ConnId`, `Origin`).
 //! - [`settings`]: layered configuration (TOML or Java properties, environment, flags), parsed
 //!   once into types and grouped by domain (`groups`: listen, routing, state, limits, observe,
 //!   acl, tls; every key keeps its flat name); [`preflight`]: what `--check-config` checks beyond the settings.
@@ -31,9 +33,9 @@
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
 //! `acl`, `tls` → `kv`, `config_store` → `registry` → `notifier` → `mailbox`, `listen`,
-//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock` → `settings`; beneath
-//! them all the `namesrv-protocol` crate (`protocol` → `model`), which depends on nothing of the
-//! server.
+//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock`, `origin` →
+//! `settings`; beneath them all the `namesrv-protocol` crate (`protocol` → `model`), which
+//! depends on nothing of the server.
 //! `scripts/check-structure.py` checks the layers, that the protocol crate stays free of actix
 //! and I/O, and that no two files import each other in a circle.
 #![forbid(unsafe_code)]

@@ -1,6 +1,7 @@
 //! AFL++ entry point, one target per process: `cargo afl fuzz ... -- namesrv-afl <target>`.
 //! Built only with `--features afl` under `cargo afl build` (scripts/fuzz.sh), which links the
 //! AFL++ runtime; a panic aborts the process, which AFL++ records as a crash.
+#![forbid(unsafe_code)]
 
 fn main() {
     let name = std::env::args().nth(1).unwrap_or_default();
