@@ -13,7 +13,7 @@ use namesrv::metrics::Metrics;
 use namesrv::model::{DataVersion, QueueData, TopicConfig, TopicTable};
 use namesrv::notifier::{Notifier, NotifyLimits};
 use namesrv::origin::ConnId;
-use namesrv::protocol::body::{BodyLimits, RegisterBody};
+use namesrv::protocol::body::{BodyLimits, DecodeContext, RegisterBody};
 use namesrv::protocol::codec::encode_frame;
 use namesrv::protocol::json::JsonStyle;
 use namesrv::protocol::register_body::decode_register_body;
@@ -26,8 +26,8 @@ use namesrv::registry::tables::RouteTables;
 use namesrv::registry::RouteRegistry;
 use tokio_util::codec::Decoder;
 
-fn limits(max_inflated_bytes: usize) -> BodyLimits {
-    BodyLimits { max_inflated_bytes, max_topics: 1_000_000 }
+fn limits(max_inflated_bytes: usize) -> DecodeContext {
+    DecodeContext::unpaced(BodyLimits { max_inflated_bytes, max_topics: 1_000_000 })
 }
 
 fn register_body_json(topics: usize, counter: i64) -> Vec<u8> {
@@ -98,9 +98,9 @@ fn codec(c: &mut Criterion) {
     });
     let body = register_body_json(10_000, 1);
     c.bench_function("body/decode 10k-topic register body", |b| {
-        b.iter(|| decode_register_body(Some(black_box(&body)), false, 479, limits(1 << 30)).unwrap())
+        b.iter(|| decode_register_body(Some(black_box(&body)), false, 479, &limits(1 << 30)).unwrap())
     });
-    let decoded = decode_register_body(Some(&body), false, 479, limits(1 << 30)).unwrap();
+    let decoded = decode_register_body(Some(&body), false, 479, &limits(1 << 30)).unwrap();
     c.bench_function("body/fingerprint 10k-topic table", |b| b.iter(|| black_box(&decoded).topics_fingerprint()));
 }
 

@@ -3,7 +3,8 @@
 //! # Layout
 //! - [`protocol`] (the `namesrv-protocol` crate in `crates/protocol`, re-exported): framing
 //!   (`codec`), headers (`header_json`, `header_binary`, typed `header`), codes, JSON output
-//!   styles (`json`), request bodies (`body`, `compressed`, `register_body`, `lenient`), response
+//!   styles (`json`), request bodies (`body`, `compressed`, `register_body`, `register_json`,
+//!   `lenient`; each decode carries its limits and its `pace` in a `DecodeContext`), response
 //!   bodies (`response_body`), the session-credential signature (`acl_signature`) and the body
 //!   CRC. No actix, no I/O, no state.
 //! - [`model`]: route values shared by bodies and tables (QueueData, BrokerData, DataVersion),

@@ -8,9 +8,8 @@ use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
 use crate::acl::Caller;
 use crate::model::DataVersion;
 use crate::origin::Origin;
-use crate::protocol::body::{decode_data_version, decode_register_topic_body, RegisterBody};
+use crate::protocol::body::{decode_data_version, decode_register_topic_body, DecodeContext, RegisterBody};
 use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
-use crate::protocol::pace::paced;
 use crate::protocol::register_body::{decode_register_body, looks_like_json};
 use crate::protocol::response_body::encode_data_version;
 use crate::protocol::{ExtFields, RemotingCommand};
@@ -112,20 +111,20 @@ impl Dispatcher {
             LargeBodyDecode::Blocking => !raw.is_empty(),
             LargeBodyDecode::Inline => false,
         };
-        let decode = move || -> Result<Decoded, RequestError> {
+        let decode = move |context: DecodeContext| -> Result<Decoded, RequestError> {
             if crc != 0 && i64::from(body_crc32(&raw)) != crc {
                 return Err(RequestError::CrcMismatch);
             }
-            let mut body = decode_register_body(Some(&raw), compressed, version, limits)?;
+            let mut body = decode_register_body(Some(&raw), compressed, version, &context)?;
             let (left_out, first_left_out) = body.topics.retain_names(valid_topic);
             Ok(Decoded { fingerprint: body.topics_fingerprint(), body, left_out, first_left_out })
         };
         if off_thread {
             // One off-thread decode per core at a time: more would only queue threads and memory.
             let _permit = self.large_decodes.acquire().await?;
-            return tokio::task::spawn_blocking(|| paced(DECODE_SLICE, decode)).await?;
+            return tokio::task::spawn_blocking(move || decode(DecodeContext::paced(limits, DECODE_SLICE))).await?;
         }
-        decode()
+        decode(DecodeContext::unpaced(limits))
     }
 
     pub(super) async fn unregister_broker(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {

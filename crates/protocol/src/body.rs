@@ -2,17 +2,13 @@
 //! REGISTER_TOPIC_IN_NAMESRV and QUERY_DATA_VERSION bodies, and the types every form of the
 //! register body decodes into.
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
-use std::fmt;
+use std::collections::BTreeMap;
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use thiserror::Error;
 
-use super::code::version;
 use super::lenient::{int_key_map, lenient_i64, parse_lenient};
-use super::pace::topic_parsed;
+use super::pace::Pacer;
 use crate::model::{DataVersion, QueueData, TopicQueueMappingInfo, TopicTable};
 
 /// A body that cannot be read; answered with SYSTEM_ERROR, the connection stays open.
@@ -56,18 +52,27 @@ impl Default for BodyLimits {
     }
 }
 
-thread_local! {
-    /// The topic cap of the body being decoded on this thread: serde's `deserialize_with`
-    /// functions take no context, and decoding is synchronous, so the cap rides here.
-    static MAX_TOPICS: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+/// What one register-body decode is given: its limits and its pacing. Made where the decode
+/// starts and passed down through it, so two decodes on one thread never see each other's.
+#[derive(Debug)]
+pub struct DecodeContext {
+    /// Bounds on what the decode may produce.
+    pub limits: BodyLimits,
+    /// When the decode gives up its core.
+    pub pacer: Pacer,
 }
 
-/// Runs `decode` with `max_topics` as the topic cap of the JSON topic tables it reads.
-pub(super) fn with_topic_cap<T>(max_topics: usize, decode: impl FnOnce() -> T) -> T {
-    let previous = MAX_TOPICS.with(|cap| cap.replace(max_topics));
-    let out = decode();
-    MAX_TOPICS.with(|cap| cap.set(previous));
-    out
+impl DecodeContext {
+    /// A decode within `limits` that never yields its core (small bodies, event loop threads).
+    pub fn unpaced(limits: BodyLimits) -> Self {
+        DecodeContext { limits, pacer: Pacer::off() }
+    }
+
+    /// A decode within `limits` that yields its core once every `slice` of work (long decodes
+    /// on the blocking pool).
+    pub fn paced(limits: BodyLimits, slice: std::time::Duration) -> Self {
+        DecodeContext { limits, pacer: Pacer::every(slice) }
+    }
 }
 
 /// What a REGISTER_BROKER body carries, whatever its encoding.
@@ -102,16 +107,6 @@ impl RegisterBody {
         }
         sum
     }
-}
-
-/// Decodes the plain JSON forms: a `RegisterBrokerBody`, or for brokers older than V3_0_11
-/// the bare `TopicConfigSerializeWrapper`.
-pub fn decode_json_form(body: &[u8], request_version: i32) -> Result<RegisterBody, BodyError> {
-    if request_version < version::V3_0_11 {
-        return Ok(parse_lenient::<WrapperJson>(body)?.into_body(None));
-    }
-    let json = parse_lenient::<RegisterBodyJson>(body)?;
-    Ok(json.topic_config_serialize_wrapper.into_body(json.filter_server_list))
 }
 
 /// Parses a REGISTER_TOPIC_IN_NAMESRV body (a TopicRouteData) into (broker name, queues) pairs.
@@ -186,113 +181,6 @@ impl From<MappingInfoJson> for TopicQueueMappingInfo {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RegisterBodyJson {
-    #[serde(default)]
-    topic_config_serialize_wrapper: WrapperJson,
-    #[serde(default)]
-    filter_server_list: Option<Vec<String>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct WrapperJson {
-    data_version: Option<DataVersionJson>,
-    #[serde(deserialize_with = "topic_table")]
-    topic_config_table: TopicTable,
-    topic_queue_mapping_info_map: Option<HashMap<String, MappingInfoJson>>,
-}
-
-/// Static-topic mappings in topic order.
-fn sorted_mappings(map: Option<HashMap<String, MappingInfoJson>>) -> Vec<(String, TopicQueueMappingInfo)> {
-    let mut mappings: Vec<_> = map.unwrap_or_default().into_iter().map(|(t, m)| (t, m.into())).collect();
-    mappings.sort_by(|a, b| a.0.cmp(&b.0));
-    mappings
-}
-
-impl WrapperJson {
-    fn into_body(self, filter_servers: Option<Vec<String>>) -> RegisterBody {
-        let mappings = sorted_mappings(self.topic_queue_mapping_info_map);
-        RegisterBody {
-            topics: self.topic_config_table,
-            data_version: self.data_version.map(DataVersion::from).unwrap_or_default(),
-            filter_servers,
-            mappings,
-        }
-    }
-}
-
-/// A TopicConfig as brokers write it; only what the NameServer uses is read, and names are
-/// borrowed from the body where they have no escapes (a 10k-topic body then allocates no
-/// string per topic).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TopicConfigJson<'a> {
-    #[serde(default, borrow)]
-    topic_name: Option<Cow<'a, str>>,
-    #[serde(default = "sixteen")]
-    read_queue_nums: i32,
-    #[serde(default = "sixteen")]
-    write_queue_nums: i32,
-    #[serde(default = "six")]
-    perm: i32,
-    #[serde(default, alias = "topicSynFlag")]
-    topic_sys_flag: i32,
-}
-
-impl TopicConfigJson<'_> {
-    fn queue(&self) -> QueueData {
-        QueueData {
-            read_queue_nums: self.read_queue_nums,
-            write_queue_nums: self.write_queue_nums,
-            perm: self.perm,
-            topic_sys_flag: self.topic_sys_flag,
-        }
-    }
-}
-
-/// A map key borrowed from the body unless it has escapes.
-#[derive(Deserialize)]
-struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
-
-fn sixteen() -> i32 {
-    16
-}
-
-fn six() -> i32 {
-    6
-}
-
-/// `topicConfigTable` as a [`TopicTable`], keeping each map key; `null` reads as empty.
-fn topic_table<'de, D: Deserializer<'de>>(d: D) -> Result<TopicTable, D::Error> {
-    struct TableVisitor;
-    impl<'de> Visitor<'de> for TableVisitor {
-        type Value = TopicTable;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a topicConfigTable object")
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(TopicTable::default())
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let max = MAX_TOPICS.with(std::cell::Cell::get);
-            let mut topics = TopicTable::with_capacity(map.size_hint().unwrap_or(16).min(max));
-            while let Some((key, tc)) = map.next_entry::<Key<'de>, Option<TopicConfigJson<'de>>>()? {
-                if let Some(tc) = tc {
-                    if topics.len() >= max {
-                        return Err(de::Error::custom(BodyError::TooManyTopics { max }));
-                    }
-                    topics.push_parts(&key.0, tc.topic_name.as_deref(), tc.queue());
-                    topic_parsed(topics.len());
-                }
-            }
-            Ok(topics)
-        }
-    }
-    d.deserialize_any(TableVisitor)
-}
-
 /// The part of a TopicRouteData body REGISTER_TOPIC_IN_NAMESRV uses.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -331,9 +219,10 @@ impl QueueDataJson {
 mod tests {
     use super::*;
     use crate::register_body::decode_register_body;
+    use std::time::Duration;
 
-    fn limits(max_inflated_bytes: usize) -> BodyLimits {
-        BodyLimits { max_inflated_bytes, max_topics: 1000 }
+    fn limits(max_inflated_bytes: usize) -> DecodeContext {
+        DecodeContext::unpaced(BodyLimits { max_inflated_bytes, max_topics: 1000 })
     }
 
     #[test]
@@ -341,10 +230,37 @@ mod tests {
         let table: Vec<String> = (0..3).map(|i| format!(r#""T{i}":{{"topicName":"T{i}"}}"#)).collect();
         let body = format!(r#"{{"topicConfigSerializeWrapper":{{"topicConfigTable":{{{}}}}}}}"#, table.join(","));
         let capped = BodyLimits { max_inflated_bytes: 1 << 20, max_topics: 2 };
-        let err = decode_register_body(Some(body.as_bytes()), false, 479, capped).unwrap_err();
+        let err = decode_register_body(Some(body.as_bytes()), false, 479, &DecodeContext::unpaced(capped)).unwrap_err();
         assert!(err.to_string().contains("too many topics: more than 2"), "{err}");
-        let fits = BodyLimits { max_topics: 3, ..capped };
-        assert_eq!(decode_register_body(Some(body.as_bytes()), false, 479, fits).unwrap().topics.len(), 3);
+        let fits = DecodeContext::unpaced(BodyLimits { max_topics: 3, ..capped });
+        assert_eq!(decode_register_body(Some(body.as_bytes()), false, 479, &fits).unwrap().topics.len(), 3);
+    }
+
+    /// Decodes alternating on one thread with different caps each see their own: the cap
+    /// travels with the decode, not with the thread.
+    #[test]
+    fn two_decodes_with_different_caps_on_one_thread_each_keep_their_own() {
+        let table: Vec<String> = (0..3).map(|i| format!(r#""T{i}":{{"topicName":"T{i}"}}"#)).collect();
+        let body = format!(r#"{{"topicConfigSerializeWrapper":{{"topicConfigTable":{{{}}}}}}}"#, table.join(","));
+        let tight = DecodeContext::unpaced(BodyLimits { max_inflated_bytes: 1 << 20, max_topics: 2 });
+        let roomy = DecodeContext::paced(BodyLimits { max_inflated_bytes: 1 << 20, max_topics: 3 }, Duration::ZERO);
+        let mut refused = 0;
+        for round in 0..4 {
+            let (first, second) = if round % 2 == 0 { (&tight, &roomy) } else { (&roomy, &tight) };
+            for context in [first, second] {
+                match decode_register_body(Some(body.as_bytes()), false, 479, context) {
+                    Ok(decoded) => assert_eq!((context.limits.max_topics, decoded.topics.len()), (3, 3)),
+                    Err(err) => {
+                        assert_eq!(context.limits.max_topics, 2, "{err}");
+                        refused += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(refused, 4);
+        let plain = br#"{"topicConfigTable":{"A":{},"B":{},"C":{}}}"#;
+        assert!(decode_register_body(Some(plain), false, 0, &tight).is_err(), "the old-version wrapper is capped too");
+        assert_eq!(decode_register_body(Some(plain), false, 0, &roomy).unwrap().topics.len(), 3);
     }
 
     #[test]
@@ -352,10 +268,11 @@ mod tests {
         let table: Vec<String> =
             (0..700).map(|i| format!(r#""T{i}":{{"topicName":"T{i}","perm":{}}}"#, i % 7)).collect();
         let body = format!(r#"{{"topicConfigSerializeWrapper":{{"topicConfigTable":{{{}}}}}}}"#, table.join(","));
-        let decode = || decode_register_body(Some(body.as_bytes()), false, 479, limits(1 << 20)).unwrap();
-        let paced = crate::pace::paced(std::time::Duration::ZERO, decode);
+        let unpaced = decode_register_body(Some(body.as_bytes()), false, 479, &limits(1 << 20)).unwrap();
+        let every_step = DecodeContext::paced(limits(1 << 20).limits, Duration::ZERO);
+        let paced = decode_register_body(Some(body.as_bytes()), false, 479, &every_step).unwrap();
         assert_eq!(paced.topics.len(), 700);
-        assert_eq!(paced, decode());
+        assert_eq!(paced, unpaced);
     }
 
     #[test]
@@ -363,7 +280,7 @@ mod tests {
         let body = br#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":"5","timestamp":17},
             "topicConfigTable":{"A":{"topicName":"A","readQueueNums":8,"writeQueueNums":8,"perm":6,"topicSynFlag":3},"B":{}},
             "topicQueueMappingInfoMap":{"A":{"bname":"b","currIdMap":{0:0,1:1},"epoch":9,"topic":"A","totalQueues":2}}}}"#;
-        let decoded = decode_register_body(Some(body), false, 479, limits(1 << 20)).unwrap();
+        let decoded = decode_register_body(Some(body), false, 479, &limits(1 << 20)).unwrap();
         assert_eq!(decoded.data_version.counter, 5);
         assert_eq!(decoded.topics.len(), 2);
         let a = decoded.topics.iter().find(|t| t.key == "A").unwrap();
@@ -377,8 +294,8 @@ mod tests {
     #[test]
     fn old_versions_send_a_bare_wrapper_and_no_body_is_empty() {
         let body = br#"{"dataVersion":{"counter":1},"topicConfigTable":{"T":{"topicName":"T"}}}"#;
-        let decoded = decode_register_body(Some(body), false, 0, limits(1 << 20)).unwrap();
+        let decoded = decode_register_body(Some(body), false, 0, &limits(1 << 20)).unwrap();
         assert_eq!(decoded.topics.len(), 1);
-        assert_eq!(decode_register_body(None, false, 479, limits(1)).unwrap(), RegisterBody::default());
+        assert_eq!(decode_register_body(None, false, 479, &limits(1)).unwrap(), RegisterBody::default());
     }
 }

@@ -5,10 +5,10 @@ use std::io::Read;
 
 use flate2::read::{DeflateDecoder, ZlibDecoder};
 
-use super::body::{BodyError, BodyLimits, DataVersionJson, MappingInfoJson, RegisterBody};
+use super::body::{BodyError, DataVersionJson, DecodeContext, MappingInfoJson, RegisterBody};
 use super::code::version;
 use super::lenient::parse_lenient;
-use super::pace::{pace, topic_parsed};
+use super::pace::Pacer;
 use crate::model::{DataVersion, TopicConfig, TopicQueueMappingInfo, TopicTable};
 
 /// Inflated sizes above this must stay within [`MAX_RATIO`] of the compressed size.
@@ -19,13 +19,13 @@ const MAX_RATIO: usize = 500;
 
 /// Inflates a zlib stream (what Java writes) or raw deflate (what rocketmq-rust writes),
 /// stopping at `limit` bytes and at an absurd ratio.
-fn inflate(body: &[u8], limit: usize) -> Result<Vec<u8>, BodyError> {
+fn inflate(body: &[u8], limit: usize, pacer: &Pacer) -> Result<Vec<u8>, BodyError> {
     let ratio_cap = body.len().saturating_mul(MAX_RATIO).max(RATIO_FLOOR_BYTES);
     let cap = limit.min(ratio_cap);
     let looks_zlib = body.len() >= 2 && body[0] & 0x0F == 8 && (u16::from(body[0]) << 8 | u16::from(body[1])) % 31 == 0;
     let read_all = |reader: &mut dyn Read| -> Result<Vec<u8>, BodyError> {
         let mut out = Vec::with_capacity(body.len().saturating_mul(4).min(cap));
-        Paced(reader).take(cap as u64 + 1).read_to_end(&mut out).map_err(BodyError::Inflate)?;
+        Paced(reader, pacer).take(cap as u64 + 1).read_to_end(&mut out).map_err(BodyError::Inflate)?;
         if out.len() > cap {
             return Err(if cap == limit {
                 BodyError::InflatedTooLarge { limit }
@@ -46,14 +46,14 @@ fn inflate(body: &[u8], limit: usize) -> Result<Vec<u8>, BodyError> {
 
 /// Inflates at most [`PACED_READ_BYTES`] a read and paces between reads, so a large body's
 /// inflate gives up its core as its parse does.
-struct Paced<R>(R);
+struct Paced<'p, R>(R, &'p Pacer);
 
 /// What one paced read inflates at most (well under a slice of work).
 const PACED_READ_BYTES: usize = 64 * 1024;
 
-impl<R: Read> Read for Paced<R> {
+impl<R: Read> Read for Paced<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        pace();
+        self.1.pace();
         let len = buf.len().min(PACED_READ_BYTES);
         self.0.read(&mut buf[..len])
     }
@@ -94,8 +94,13 @@ impl<'a> Stream<'a> {
 
 /// The compressed layout: dataVersion JSON, topic count, topic lines, filter server JSON, and
 /// from V5_0_0 on, a count of static-topic mappings as JSON.
-pub fn decode_compressed(body: &[u8], request_version: i32, limits: BodyLimits) -> Result<RegisterBody, BodyError> {
-    let inflated = inflate(body, limits.max_inflated_bytes)?;
+pub fn decode_compressed(
+    body: &[u8],
+    request_version: i32,
+    context: &DecodeContext,
+) -> Result<RegisterBody, BodyError> {
+    let DecodeContext { limits, pacer } = context;
+    let inflated = inflate(body, limits.max_inflated_bytes, pacer)?;
     let mut s = Stream { buf: &inflated };
     let data_version = DataVersion::from(parse_lenient::<DataVersionJson>(s.chunk("dataVersion")?)?);
     let topic_count = s.count("topic count")?;
@@ -106,7 +111,7 @@ pub fn decode_compressed(body: &[u8], request_version: i32, limits: BodyLimits) 
     for _ in 0..topic_count {
         let tc = parse_topic_line(s.chunk("topic config")?)?;
         topics.push(tc.topic_name.as_deref().unwrap_or_default(), &tc);
-        topic_parsed(topics.len());
+        pacer.topic_parsed(topics.len());
     }
     let filter_servers: Option<Vec<String>> = parse_lenient(s.chunk("filterServerList")?)?;
     let mut mappings = Vec::new();
@@ -141,10 +146,11 @@ fn parse_topic_line(line: &[u8]) -> Result<TopicConfig, BodyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::body::BodyLimits;
     use crate::register_body::decode_register_body;
 
-    fn limits(max_inflated_bytes: usize) -> BodyLimits {
-        BodyLimits { max_inflated_bytes, max_topics: 1000 }
+    fn limits(max_inflated_bytes: usize) -> DecodeContext {
+        DecodeContext::unpaced(BodyLimits { max_inflated_bytes, max_topics: 1000 })
     }
 
     #[test]
@@ -152,13 +158,13 @@ mod tests {
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::best());
         zlib.write_all(&vec![0u8; 4 << 20]).unwrap();
         let bomb = zlib.finish().unwrap();
-        let err = decode_register_body(Some(&bomb), true, 479, limits(64 << 20)).unwrap_err();
+        let err = decode_register_body(Some(&bomb), true, 479, &limits(64 << 20)).unwrap_err();
         assert!(matches!(err, BodyError::AbsurdRatio { ratio: 500 }), "{err}");
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::best());
         zlib.write_all(&example_stream()).unwrap();
         let one_topic = zlib.finish().unwrap();
         let none_allowed = BodyLimits { max_inflated_bytes: 1 << 20, max_topics: 0 };
-        let err = decode_register_body(Some(&one_topic), true, 479, none_allowed).unwrap_err();
+        let err = decode_register_body(Some(&one_topic), true, 479, &DecodeContext::unpaced(none_allowed)).unwrap_err();
         assert!(matches!(err, BodyError::TooManyTopics { max: 0 }), "{err}");
     }
     use flate2::write::{DeflateEncoder, ZlibEncoder};
@@ -196,13 +202,13 @@ mod tests {
         let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
         let mut inner = Counting(&data, Vec::new());
         let mut out = Vec::with_capacity(data.len() + 1);
-        Paced(&mut inner).read_to_end(&mut out).unwrap();
+        Paced(&mut inner, &Pacer::off()).read_to_end(&mut out).unwrap();
         assert_eq!(out, data);
         assert!(inner.1.iter().all(|&n| n <= PACED_READ_BYTES), "{:?}", inner.1);
         assert!(inner.1.len() >= data.len() / PACED_READ_BYTES, "{} reads", inner.1.len());
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::fast());
         zlib.write_all(&data).unwrap();
-        let paced = crate::pace::paced(std::time::Duration::ZERO, || inflate(&zlib.finish().unwrap(), 1 << 20));
+        let paced = inflate(&zlib.finish().unwrap(), 1 << 20, &Pacer::every(std::time::Duration::ZERO));
         assert_eq!(paced.unwrap(), data, "a decode that yields at every step inflates the same");
     }
 
@@ -215,7 +221,7 @@ mod tests {
         let mut raw = DeflateEncoder::new(Vec::new(), Compression::best());
         raw.write_all(&stream).unwrap();
         for body in [zlib.finish().unwrap(), raw.finish().unwrap()] {
-            let decoded = decode_register_body(Some(&body), true, 479, limits(1 << 20)).unwrap();
+            let decoded = decode_register_body(Some(&body), true, 479, &limits(1 << 20)).unwrap();
             assert_eq!(decoded.data_version, DataVersion { counter: 5, state_version: 0, timestamp: 1700000000123 });
             assert_eq!(decoded.topics.len(), 1);
             let topic = decoded.topics.iter().next().unwrap();
@@ -229,7 +235,7 @@ mod tests {
         let b64 = "eNpjYGCwqFZKzi/NK0ktUrIy1VEqLkksSQ1LLSrOzM9TsjLQUSrJzE0FCuYWKFkZmhtAgaGRcS0DAwMjEMuG5BdkJocA1SiYAKGZQrCnn7uPa3yIo7tCNUgRU3QskGQAAFURG2s=";
         let body = base64_decode(b64);
         assert_eq!(&body[..2], &[0x78, 0xda]);
-        let decoded = decode_register_body(Some(&body), true, 479, limits(1 << 20)).unwrap();
+        let decoded = decode_register_body(Some(&body), true, 479, &limits(1 << 20)).unwrap();
         assert_eq!(decoded.topics.iter().next().unwrap().name, "TopicTest");
     }
 
@@ -240,7 +246,7 @@ mod tests {
             let mut zlib = ZlibEncoder::new(Vec::new(), Compression::fast());
             zlib.write_all(&stream[..cut]).unwrap();
             assert!(
-                decode_register_body(Some(&zlib.finish().unwrap()), true, 479, limits(1 << 20)).is_err(),
+                decode_register_body(Some(&zlib.finish().unwrap()), true, 479, &limits(1 << 20)).is_err(),
                 "cut {cut}"
             );
         }
@@ -248,7 +254,7 @@ mod tests {
         zlib.write_all(&vec![0u8; 10_000]).unwrap();
         let bomb = zlib.finish().unwrap();
         assert!(matches!(
-            decode_register_body(Some(&bomb), true, 479, limits(1000)),
+            decode_register_body(Some(&bomb), true, 479, &limits(1000)),
             Err(BodyError::InflatedTooLarge { .. })
         ));
     }
@@ -257,9 +263,9 @@ mod tests {
     fn deflated_body_sent_with_compressed_false_is_still_read() {
         let mut zlib = ZlibEncoder::new(Vec::new(), Compression::best());
         zlib.write_all(&example_stream()).unwrap();
-        let decoded = decode_register_body(Some(&zlib.finish().unwrap()), false, 479, limits(1 << 20)).unwrap();
+        let decoded = decode_register_body(Some(&zlib.finish().unwrap()), false, 479, &limits(1 << 20)).unwrap();
         assert_eq!(decoded.topics.len(), 1);
-        assert!(decode_register_body(Some(b"{not json"), false, 479, limits(1 << 20)).is_err());
+        assert!(decode_register_body(Some(b"{not json"), false, 479, &limits(1 << 20)).is_err());
     }
 
     fn base64_decode(s: &str) -> Vec<u8> {

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use serde::de::{self, DeserializeOwned, Deserializer};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer};
 use serde::Deserialize;
 
 /// Parses fastjson-written JSON, accepting bare integer keys. Valid JSON, the common case,
@@ -12,6 +12,24 @@ use serde::Deserialize;
 pub fn parse_lenient<T: DeserializeOwned>(body: &[u8]) -> Result<T, serde_json::Error> {
     serde_json::from_slice(body).or_else(|e| match quote_bare_keys(body) {
         Cow::Owned(quoted) => serde_json::from_slice(&quoted),
+        Cow::Borrowed(_) => Err(e),
+    })
+}
+
+/// [`parse_lenient`] through a seed, for decodes that carry context (a limit, a pacer) down
+/// to the values they read.
+pub fn parse_lenient_seeded<S, T>(body: &[u8], seed: S) -> Result<T, serde_json::Error>
+where
+    S: Copy + for<'de> DeserializeSeed<'de, Value = T>,
+{
+    let parse = |bytes: &[u8]| {
+        let mut json = serde_json::Deserializer::from_slice(bytes);
+        let value = seed.deserialize(&mut json)?;
+        json.end()?;
+        Ok(value)
+    };
+    parse(body).or_else(|e| match quote_bare_keys(body) {
+        Cow::Owned(quoted) => parse(&quoted),
         Cow::Borrowed(_) => Err(e),
     })
 }

@@ -1,6 +1,7 @@
 //! namesrv-protocol: the RocketMQ remoting protocol as the NameServer speaks it — framing
 //! (`codec`), headers (`header_json`, `header_binary`, typed `header`), codes, JSON output
-//! styles (`json`), request bodies (`body`, `compressed`, `register_body`, `lenient`), response
+//! styles (`json`), request bodies (`body`, `compressed`, `register_body`, `register_json`,
+//! `lenient`; each decode carries its limits and its `pace` in a `DecodeContext`), response
 //! bodies (`response_body`), the session-credential signature (`acl_signature`), the body CRC
 //! brokers send, and the route values bodies and tables share (`model`). No actix, no I/O, no
 //! state: the server, its tools and its tests build on it alike.
@@ -20,6 +21,7 @@ pub mod lenient;
 pub mod model;
 pub mod pace;
 pub mod register_body;
+pub mod register_json;
 pub mod response_body;
 pub mod sniff;
 

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use bytes::BytesMut;
 use flate2::write::{DeflateEncoder, ZlibEncoder};
 use flate2::Compression;
-use namesrv::protocol::body::{decode_data_version, decode_register_topic_body, BodyLimits};
+use namesrv::protocol::body::{decode_data_version, decode_register_topic_body, BodyLimits, DecodeContext};
 use namesrv::protocol::codec::{encode_frame, DEFAULT_MAX_FRAME_BYTES};
 use namesrv::protocol::register_body::decode_register_body;
 use namesrv::protocol::{header_binary, header_json, RemotingCodec, RemotingCommand};
@@ -147,7 +147,7 @@ fn register_body(data: &[u8]) {
         Some(&body),
         compressed,
         version,
-        BodyLimits { max_inflated_bytes: MAX_INFLATED_BYTES, ..BodyLimits::default() },
+        &DecodeContext::unpaced(BodyLimits { max_inflated_bytes: MAX_INFLATED_BYTES, ..BodyLimits::default() }),
     ) {
         // What the registry does with a body: read every topic and fingerprint the names.
         assert_eq!(decoded.topics.iter().count(), decoded.topics.len());
