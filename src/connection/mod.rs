@@ -21,6 +21,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::codec::FramedRead;
 use tracing::{debug, info_span, warn, Instrument, Span};
 
+use crate::dispatch::batch::RouteBatcher;
 use crate::dispatch::Dispatcher;
 use crate::metrics::Metrics;
 use crate::origin::Origin;
@@ -80,6 +81,8 @@ pub struct Connection {
     /// The context's dispatcher, shared with this connection's requests in flight without
     /// touching the counters other threads' connections share.
     dispatcher: Rc<Dispatcher>,
+    /// The route batcher of the thread this connection runs on (one per server and thread).
+    routes: Rc<RouteBatcher>,
     /// Where replies go; `None` once closing (the writer then drains and shuts the socket).
     outbox: Option<Outbox>,
     /// Requests in flight and reply bytes queued, shared with the reader and the writer.
@@ -99,13 +102,15 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Starts the actor for an accepted connection's two halves on the current arbiter.
+    /// Starts the actor for an accepted connection's two halves on the current arbiter, whose
+    /// route batcher is `routes`.
     pub fn start<R, W>(
         read: R,
         write: W,
         origin: Origin,
         context: ConnectionContext,
         lifecycle: Lifecycle,
+        routes: Rc<RouteBatcher>,
     ) -> Addr<Connection>
     where
         R: AsyncRead + Unpin + 'static,
@@ -137,6 +142,7 @@ impl Connection {
                 origin,
                 span: info_span!("conn", id = origin.conn.0, peer = %origin.peer),
                 dispatcher: Rc::new(context.dispatcher.clone()),
+                routes,
                 context,
                 outbox: Some(outbox),
                 flow,
@@ -180,7 +186,7 @@ impl Connection {
             } else {
                 self.span.clone()
             };
-        let work = self.dispatcher.clone().dispatch(self.origin, request).instrument(span);
+        let work = self.dispatcher.clone().dispatch(self.origin, request, self.routes.clone()).instrument(span);
         ctx.spawn(work.into_actor(self).map(move |response, conn, ctx| {
             drop(reservation);
             let now = Instant::now();

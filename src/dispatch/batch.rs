@@ -2,7 +2,8 @@
 //! event loop schedules a flush, the queries its other connections decode in the same turn
 //! join it, and the flush sends them all as one `RouteBatch`. One message and one wake-up of
 //! the registry's thread (and one back) then serve many queries; on one thread it saves the
-//! envelope and reply channel of each.
+//! envelope and reply channel of each. Each I/O thread of a server owns one batcher and hands
+//! it to the connections it starts (see `io_pool`); nothing here is per-thread or global.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -14,12 +15,8 @@ use crate::origin::ConnId;
 use crate::registry::messages::{GetRouteInfo, RouteAnswer, RouteBatch};
 use crate::registry::RegistryHandle;
 
-thread_local! {
-    /// This thread's batchers, one per registry (tests run several servers in one process).
-    static BATCHERS: RefCell<Vec<Rc<RouteBatcher>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The route queries of one thread waiting to be sent, with where their answers go.
+/// The route queries of one I/O thread of one server waiting to be sent, with where their
+/// answers go.
 pub struct RouteBatcher {
     registry: RegistryHandle,
     pending: RefCell<Pending>,
@@ -33,18 +30,10 @@ struct Pending {
 }
 
 impl RouteBatcher {
-    /// This thread's batcher for `registry`.
-    pub fn for_thread(registry: &RegistryHandle) -> Rc<RouteBatcher> {
-        BATCHERS.with(|batchers| {
-            let mut batchers = batchers.borrow_mut();
-            if let Some(found) = batchers.iter().find(|b| b.registry.is(registry)) {
-                return found.clone();
-            }
-            batchers.retain(|b| b.registry.connected());
-            let batcher = Rc::new(RouteBatcher { registry: registry.clone(), pending: RefCell::default() });
-            batchers.push(batcher.clone());
-            batcher
-        })
+    /// A batcher for the connections of one I/O thread that ask `registry`; made on that
+    /// thread (it is not `Send`), its flushes run there.
+    pub fn new(registry: RegistryHandle) -> Rc<RouteBatcher> {
+        Rc::new(RouteBatcher { registry, pending: RefCell::default() })
     }
 
     /// Queues `query` for this turn's batch and waits for its answer.
@@ -79,5 +68,78 @@ impl RouteBatcher {
                 let _ = answer.send(found);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::metrics::Metrics;
+    use crate::model::{TopicConfig, TopicTable};
+    use crate::notifier::{Notifier, NotifyLimits};
+    use crate::protocol::body::RegisterBody;
+    use crate::protocol::json::JsonStyle;
+    use crate::registry::messages::RegisterBroker;
+    use crate::registry::options::RegistryOptions;
+    use crate::registry::register::{Registered, Registration};
+    use crate::registry::RouteRegistry;
+
+    /// A registry of its own on this thread, with broker `name` serving `topic` (and one more:
+    /// a first registration of a single topic is refused, as Java does).
+    async fn registry_with(name: &str, topic: &str) -> RegistryHandle {
+        let notifier = Notifier::start(479, NotifyLimits { max_in_flight: 8, max_per_second: 100 }, Metrics::off());
+        let registry =
+            RouteRegistry::start(RegistryOptions::default(), Duration::from_secs(60), notifier, Metrics::off());
+        let mut topics = TopicTable::with_capacity(2);
+        for topic in [topic.to_owned(), format!("{name}-own")] {
+            topics.push(&topic, &TopicConfig { topic_name: Some(topic.clone()), ..TopicConfig::default() });
+        }
+        let body = RegisterBody { topics, ..RegisterBody::default() };
+        let registration = Registration {
+            conn: ConnId(1),
+            version: 479,
+            cluster: "c".into(),
+            addr: format!("{name}:10911"),
+            broker_name: name.into(),
+            broker_id: 0,
+            ha_server_addr: String::new(),
+            zone_name: None,
+            timeout_ms: None,
+            enable_acting_master: None,
+            topics_fingerprint: body.topics_fingerprint(),
+            body,
+            access_key: None,
+        };
+        let registered = registry.ask(RegisterBroker { conn: ConnId(1), registration }).await.unwrap();
+        assert!(matches!(registered, Ok(Registered::Accepted(_))), "{name} registered");
+        registry
+    }
+
+    fn query(topic: &str) -> GetRouteInfo {
+        GetRouteInfo { conn: ConnId(9), topic: topic.into(), style: JsonStyle::Standard, zone: None }
+    }
+
+    /// Two servers' batchers on one thread (as two servers in one process with one I/O thread
+    /// each have) batch in the same turn and each asks its own registry.
+    #[test]
+    fn batchers_of_two_registries_on_one_thread_each_ask_their_own() {
+        actix::System::new().block_on(async {
+            let (a, b) = (registry_with("a", "TopicA").await, registry_with("b", "TopicB").await);
+            let (batch_a, batch_b) = (RouteBatcher::new(a), RouteBatcher::new(b));
+            let (a_a, b_a, a_b, b_b) = tokio::join!(
+                batch_a.clone().ask(query("TopicA")),
+                batch_b.clone().ask(query("TopicA")),
+                batch_a.clone().ask(query("TopicB")),
+                batch_b.clone().ask(query("TopicB")),
+            );
+            let answers = [a_a, b_a, a_b, b_b];
+            let found: Vec<bool> = answers.iter().map(|a| matches!(a, Ok(RouteAnswer::Found(_)))).collect();
+            assert_eq!(found, [true, false, false, true], "each batcher answers from its own registry");
+            let RouteAnswer::Found(route) = answers[0].as_ref().unwrap() else { unreachable!() };
+            let route = String::from_utf8_lossy(route);
+            assert!(route.contains("a:10911") && !route.contains("b:10911"), "{route}");
+        });
     }
 }

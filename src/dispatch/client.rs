@@ -1,5 +1,7 @@
 //! What clients ask: GET_ROUTEINFO_BY_TOPIC (with the zone filter) and GET_BROKER_CLUSTER_INFO.
 
+use std::rc::Rc;
+
 use super::batch::RouteBatcher;
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::origin::ConnId;
@@ -17,7 +19,7 @@ fn topic_not_exist_remark(topic: &str) -> String {
 }
 
 impl Dispatcher {
-    pub(super) async fn route_info(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
+    pub(super) async fn route_info(&self, conn: ConnId, req: &RemotingCommand, routes: &Rc<RouteBatcher>) -> Outcome {
         let f = Fields::of(req);
         // Java skips header validation when there are no extFields at all: the topic is then
         // null and the lookup simply finds nothing.
@@ -30,12 +32,7 @@ impl Dispatcher {
         let zone_mode = f.optional_bool("__ZONE_MODE") == Some(true);
         let zone = f.optional("__ZONE_NAME").filter(|z| zone_mode && !z.trim().is_empty()).map(str::to_owned);
         let query = GetRouteInfo { conn, topic: topic.unwrap_or_default().to_owned(), style, zone };
-        let answer = if self.options.batch_route_queries {
-            RouteBatcher::for_thread(&self.actors.registry).ask(query).await?
-        } else {
-            self.actors.registry.ask(query).await?
-        };
-        match answer {
+        match routes.clone().ask(query).await? {
             RouteAnswer::Found(body) => Ok(success().with_body(body)),
             RouteAnswer::NotReady => Err(RequestError::NotReady),
             RouteAnswer::NotFound => Ok(RemotingCommand::response(

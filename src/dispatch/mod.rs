@@ -7,7 +7,7 @@
 //! before any of them sees it.
 
 mod admin;
-mod batch;
+pub mod batch;
 mod broker;
 mod client;
 pub mod limits;
@@ -20,6 +20,7 @@ use actix::MailboxError;
 use thiserror::Error;
 use tracing::debug;
 
+use self::batch::RouteBatcher;
 use crate::acl::verify::Denied;
 use crate::acl::{Acl, Caller};
 use crate::config_store::{ConfigError, ConfigHandle};
@@ -119,8 +120,6 @@ pub struct DispatchOptions {
     pub body_decode: LargeBodyDecode,
     /// Largest KV value.
     pub kv_max_value_bytes: usize,
-    /// Whether route queries go to the registry in batches (it runs on a thread of its own).
-    pub batch_route_queries: bool,
 }
 
 impl From<&Settings> for DispatchOptions {
@@ -138,7 +137,6 @@ impl From<&Settings> for DispatchOptions {
             },
             body_decode: s.listen.large_body_decode,
             kv_max_value_bytes: s.limits.kv_max_value_bytes,
-            batch_route_queries: s.connection_threads() > 1,
         }
     }
 }
@@ -187,8 +185,14 @@ impl Dispatcher {
     }
 
     /// Handles one request; `None` for oneway requests, which are never answered.
-    pub async fn dispatch(self: Rc<Self>, origin: Origin, request: RemotingCommand) -> Option<RemotingCommand> {
-        let outcome = self.handle(origin, &request).await;
+    /// Route queries go through `routes`, the batcher of the thread the connection runs on.
+    pub async fn dispatch(
+        self: Rc<Self>,
+        origin: Origin,
+        request: RemotingCommand,
+        routes: Rc<RouteBatcher>,
+    ) -> Option<RemotingCommand> {
+        let outcome = self.handle(origin, &request, &routes).await;
         let mut response = outcome.unwrap_or_else(|e| {
             debug!(code = request.code, error = %e, "request failed");
             RemotingCommand::response(e.code(), Some(e.to_string()))
@@ -204,7 +208,7 @@ impl Dispatcher {
         Some(response)
     }
 
-    async fn handle(&self, origin: Origin, req: &RemotingCommand) -> Outcome {
+    async fn handle(&self, origin: Origin, req: &RemotingCommand, routes: &Rc<RouteBatcher>) -> Outcome {
         use RequestCode::*;
         let conn = origin.conn;
         let caller = match &self.acl {
@@ -217,7 +221,7 @@ impl Dispatcher {
         // The frequent codes are awaited in place; the rest are boxed, so that the future every
         // request allocates stays small (register and config futures are kilobytes).
         match code {
-            GetRouteinfoByTopic => self.route_info(conn, req).await,
+            GetRouteinfoByTopic => self.route_info(conn, req, routes).await,
             BrokerHeartbeat => self.broker_heartbeat(origin, req, &caller).await,
             QueryDataVersion => self.query_data_version(origin, req, &caller).await,
             GetBrokerClusterInfo => self.cluster_info(conn).await,

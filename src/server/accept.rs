@@ -2,6 +2,7 @@
 //! connections it tracks, told to stop reading and waited for at shutdown.
 
 use std::future::Future;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,9 +10,11 @@ use tokio::net::TcpListener;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::connection::{Connection, ConnectionContext, Lifecycle};
+use crate::dispatch::batch::RouteBatcher;
 use crate::io_pool::IoPool;
 use crate::listen::AcceptGate;
 use crate::origin::{ConnId, Origin};
+use crate::registry::RegistryHandle;
 use crate::tls::{Accepted, Tls};
 
 /// How long shutdown waits for connections to answer what they have in flight.
@@ -66,23 +69,24 @@ pub(super) struct Accept {
 impl Accept {
     /// Starts the connection of an accepted socket; with TLS on, once TLS is done with it (in a
     /// task of its own, so a slow handshake holds up nothing else). The lifecycle is taken now,
-    /// so a shutdown during the handshake still reaches the connection.
-    fn start(&self, stream: tokio::net::TcpStream, origin: Origin, lifecycle: Lifecycle) {
-        let context = self.context.clone();
+    /// so a shutdown during the handshake still reaches the connection. `routes` is the batcher
+    /// of the thread it runs on.
+    fn start(&self, stream: tokio::net::TcpStream, origin: Origin, lifecycle: Lifecycle, routes: &Rc<RouteBatcher>) {
+        let (context, routes) = (self.context.clone(), routes.clone());
         let Some(tls) = self.tls.clone() else {
             let (read, write) = stream.into_split();
-            Connection::start(read, write, origin, context, lifecycle);
+            Connection::start(read, write, origin, context, lifecycle, routes);
             return;
         };
         actix::spawn(async move {
             match tls.accept(stream, origin.peer).await {
                 Some(Accepted::Plain(stream)) => {
                     let (read, write) = stream.into_split();
-                    Connection::start(read, write, origin, context, lifecycle);
+                    Connection::start(read, write, origin, context, lifecycle, routes);
                 }
                 Some(Accepted::Tls(stream)) => {
                     let (read, write) = tokio::io::split(*stream);
-                    Connection::start(read, write, origin, context, lifecycle);
+                    Connection::start(read, write, origin, context, lifecycle, routes);
                 }
                 None => {}
             }
@@ -90,11 +94,18 @@ impl Accept {
     }
 }
 
+/// The threads connections run on, each batching the route queries of its connections
+/// (`dispatch::batch`) to `registry`.
+pub(super) fn io_threads(threads: usize, registry: &RegistryHandle) -> IoPool<Rc<RouteBatcher>> {
+    let registry = registry.clone();
+    IoPool::new(threads, move || RouteBatcher::new(registry.clone()))
+}
+
 /// Accepts connections, one `Connection` actor each on the pool's threads in turn, until
 /// `shutdown` completes; `gate` closes those over the connection limit and paces failed accepts.
 pub(super) async fn accept_until(
     listener: &TcpListener,
-    pool: &mut IoPool,
+    pool: &mut IoPool<Rc<RouteBatcher>>,
     accept: Accept,
     mut gate: AcceptGate,
     shutdown: impl Future<Output = ()>,
@@ -113,7 +124,7 @@ pub(super) async fn accept_until(
                     let _ = stream.set_nodelay(true);
                     let origin = Origin { conn: ConnId(next_id), peer };
                     let (accept, lifecycle) = (accept.clone(), connections.lifecycle());
-                    pool.start(stream, peer, move |stream| accept.start(stream, origin, lifecycle));
+                    pool.start(stream, peer, move |stream, routes| accept.start(stream, origin, lifecycle, routes));
                 }
                 Err(error) => {
                     // Usually out of file descriptors: back off instead of spinning.

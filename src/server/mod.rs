@@ -23,7 +23,6 @@ use tracing::{info, warn};
 use crate::acl::AclError;
 use crate::config_store::{ConfigHandle, ReloadConfig};
 use crate::filewatch::Poke;
-use crate::io_pool::IoPool;
 use crate::kv::{Flush, KvError};
 use crate::listen::{self, AcceptGate};
 use crate::metrics::Metrics;
@@ -33,7 +32,7 @@ use crate::registry::snapshot_file::{final_snapshot, warm_start};
 use crate::settings::{Settings, Sources};
 use crate::tls::TlsError;
 
-use accept::{accept_until, Accept, DRAIN_TIMEOUT};
+use accept::{accept_until, io_threads, Accept, DRAIN_TIMEOUT};
 pub use compose::bind;
 use compose::{Services, State};
 
@@ -133,7 +132,7 @@ async fn serve_loaded(
         local.port()
     );
     notify(&[NotifyState::Ready, NotifyState::Status("listening")]);
-    let mut pool = IoPool::new(settings.connection_threads());
+    let mut pool = io_threads(settings.connection_threads(), &services.context.registry);
     info!(io_threads = pool.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
     let accept = Accept { context: services.context.clone(), tls: services.tls.clone() };
     let gate = AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
