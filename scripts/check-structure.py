@@ -6,8 +6,9 @@ function past its size limit. Run by CI; prints each problem and exits 1 if ther
 Usage: scripts/check-structure.py [--max-file-lines N] [--max-fn-lines N] [ROOT...]
 Each ROOT is a crate's src directory (default: src, every crates/*/src and every tools/*/src).
 The protocol crate (crates/protocol) must not depend on actix, tokio's runtime or anything that
-does I/O (FORBIDDEN_IN_PROTOCOL). Every crate root of the workspace (each package's lib.rs,
-main.rs and src/bin/*.rs, and benches/*.rs) says `#![forbid(unsafe_code)]`.
+does I/O; the client, namesrv-bench and nsadmin not on the server; the testkit (crates/testkit)
+is a dev-dependency only (FORBIDDEN, TESTKIT_USERS). Every crate root of the workspace (each
+package's lib.rs, main.rs and src/bin/*.rs, and benches/*.rs) says `#![forbid(unsafe_code)]`.
 """
 
 import argparse
@@ -37,24 +38,53 @@ LAYERS = [
     ["settings"],
 ]
 
-# What the protocol crate may not depend on: it has no actors, no I/O and no state.
-FORBIDDEN_IN_PROTOCOL = ["actix", "actix-rt", "actix-web", "tokio", "socket2", "rustls", "tokio-rustls", "prometheus-client", "namesrv"]
+# What each crate may not depend on (manifest path -> forbidden dependencies, and why): the
+# protocol crate has no actors, no I/O and no state; the client and the load tool speak the
+# protocol without the server; the test harness is a dev-dependency only (TESTKIT_USERS).
+SERVER_SIDE = ["actix", "actix-rt", "actix-web", "prometheus-client", "namesrv", "namesrv-testkit"]
+FORBIDDEN = {
+    "crates/protocol/Cargo.toml": (
+        ["actix", "actix-rt", "actix-web", "tokio", "socket2", "rustls", "tokio-rustls", "prometheus-client", "namesrv"],
+        "the protocol crate has no actors, no I/O and no state",
+    ),
+    "crates/client/Cargo.toml": (SERVER_SIDE, "the client speaks the protocol without the server"),
+    "tools/namesrv-bench/Cargo.toml": (SERVER_SIDE, "the load tool uses the protocol and client crates only"),
+    "tools/nsadmin/Cargo.toml": (SERVER_SIDE, "nsadmin uses the protocol and client crates only"),
+}
+# Manifests that may name the testkit, and only under [dev-dependencies].
+TESTKIT_USERS = ["Cargo.toml", "tools/nsadmin/Cargo.toml"]
 
 
-def protocol_dependencies(repo):
-    """Dependencies of crates/protocol that FORBIDDEN_IN_PROTOCOL names."""
-    manifest = repo / "crates" / "protocol" / "Cargo.toml"
-    if not manifest.exists():
-        return ["crates/protocol/Cargo.toml is missing"]
-    problems, section = [], None
+def manifest_dependencies(manifest):
+    """(section, dependency name) of every dependency line of a Cargo.toml."""
+    found, section = [], None
     for line in manifest.read_text().splitlines():
         header = re.match(r"^\[([^\]]+)\]", line)
         if header:
             section = header.group(1)
             continue
         dep = re.match(r"^([A-Za-z0-9_-]+)\s*=", line)
-        if section == "dependencies" and dep and dep.group(1) in FORBIDDEN_IN_PROTOCOL:
-            problems.append(f"crates/protocol depends on {dep.group(1)}: the protocol crate has no actors, no I/O and no state")
+        if dep and section and section.endswith("dependencies"):
+            found.append((section, dep.group(1)))
+    return found
+
+
+def crate_dependencies(repo):
+    """Dependencies FORBIDDEN names, and the testkit anywhere but a [dev-dependencies] section."""
+    problems = []
+    for path, (forbidden, why) in FORBIDDEN.items():
+        manifest = repo / path
+        if not manifest.exists():
+            problems.append(f"{path} is missing")
+            continue
+        for section, dep in manifest_dependencies(manifest):
+            if section == "dependencies" and dep in forbidden:
+                problems.append(f"{path} depends on {dep}: {why}")
+    for manifest in [repo / "Cargo.toml"] + sorted(repo.glob("crates/*/Cargo.toml")) + sorted(repo.glob("tools/*/Cargo.toml")):
+        rel = str(manifest.relative_to(repo))
+        for section, dep in manifest_dependencies(manifest):
+            if dep == "namesrv-testkit" and (section != "dev-dependencies" or rel not in TESTKIT_USERS):
+                problems.append(f"{rel} names namesrv-testkit under [{section}]: it is a dev-dependency of {', '.join(TESTKIT_USERS)} only")
     return problems
 
 
@@ -215,7 +245,7 @@ def main():
     roots = [pathlib.Path(r) for r in args.roots] or (
         [repo / "src"] + sorted(repo.glob("crates/*/src")) + sorted(repo.glob("tools/*/src"))
     )
-    problems = protocol_dependencies(repo) + unsafe_allowed(repo)
+    problems = crate_dependencies(repo) + unsafe_allowed(repo)
     for root in roots:
         graph = import_graph(root)
         for comp in cycles(graph):

@@ -18,5 +18,5 @@ python3 scripts/check-structure.py
 step "unit tests"
 cargo test --workspace --locked --lib --bins
 step "core integration tests"
-cargo test --locked -p namesrv --test broker_lifecycle --test wire_samples
+cargo test --locked -p namesrv --test it -- broker_lifecycle:: wire_samples::
 echo "== fast gate passed in ${SECONDS} s"

@@ -37,6 +37,10 @@
 //! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock`, `origin` →
 //! `settings`; beneath them all the `namesrv-protocol` crate (`protocol` → `model`), which
 //! depends on nothing of the server.
+//! Beside the server, the workspace holds `namesrv-client` (`crates/client`: the one remoting
+//! client, used by nsadmin, namesrv-bench and the tests; protocol crate only, no server code) and
+//! `namesrv-testkit` (`crates/testkit`: the integration tests' harness — in-process servers, the
+//! test client over `namesrv-client`, broker builders; a dev-dependency only).
 //! `scripts/check-structure.py` checks the layers, that the protocol crate stays free of actix
 //! and I/O, and that no two files import each other in a circle.
 #![forbid(unsafe_code)]

@@ -75,8 +75,8 @@ fn queue_counts_permissions_and_order_configs_that_differ_are_found() {
     let (a, b) = (TestServer::start(), TestServer::start());
     let mut broker = Broker::new("C", "broker-a", 0, "127.0.0.1:10911").topics(&["Q", "P"]);
     a.register(&broker);
-    broker.topics[0].1 = 4; // Q: 4 queues on the second NameServer
-    broker.topics[1].2 = 4; // P: read-only on the second NameServer
+    broker.topics[0].2 = 4; // Q: 4 queues on the second NameServer
+    broker.topics[1].1 = 4; // P: read-only on the second NameServer
     b.register(&broker);
     a.client().request(100, &[("namespace", "ORDER_TOPIC_CONFIG"), ("key", "Q"), ("value", "broker-a:8")]);
     let list = format!("{};{}", a.ns(), b.ns());

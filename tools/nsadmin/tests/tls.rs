@@ -91,7 +91,7 @@ fn a_client_certificate_reaches_a_namesrv_that_asks_for_one() {
 
 #[test]
 fn the_http_port_is_named_instead_of_a_framing_error() {
-    let server = TestServer::with_http();
+    let server = TestServer::with_http(|_| {});
     let http = server.http_addr.expect("http").to_string();
     let out = nsadmin(&["clusterList", "-n", &http]);
     assert_eq!(code(&out), 1);

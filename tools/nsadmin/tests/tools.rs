@@ -160,7 +160,7 @@ fn watch_redraws_in_place_a_bounded_number_of_times() {
 
 #[test]
 fn watch_shows_rate_mailbox_depth_and_heartbeat_age_from_the_http_endpoint() {
-    let server = TestServer::with_http();
+    let server = TestServer::with_http(|_| {});
     let http = server.http_addr.expect("HTTP endpoint").to_string();
     server.register(&Broker::new("C", "broker-a", 0, "127.0.0.1:10911"));
     std::thread::sleep(std::time::Duration::from_millis(300));

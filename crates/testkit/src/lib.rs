@@ -1,0 +1,43 @@
+//! namesrv-testkit: the harness every integration test of the workspace uses — the real server
+//! in-process on a pre-bound 127.0.0.1:0 listener ([`TestServer`]), the test [`Client`] (a
+//! strict layer over namesrv-client's blocking connection), broker registrations ([`Broker`]),
+//! waits ([`eventually`]), and helpers for requests, routes, HTTP, access control and TLS.
+//! It holds no socket code of its own for the remoting protocol.
+#![forbid(unsafe_code)]
+
+pub mod broker;
+pub mod checks;
+pub mod client;
+pub mod http;
+pub mod kv_config;
+pub mod requests;
+pub mod routeinfo;
+pub mod security;
+pub mod server;
+
+pub use broker::Broker;
+pub use client::{parse_lenient, route_addrs, route_queue, route_request, Client, Incoming};
+pub use server::{eventually, temp_dir, test_settings, with_io_threads, TestServer};
+
+/// Defines each listed test function and runs it in both connection topologies: every
+/// connection on the server's one I/O thread (`<test>::one_io_thread`) and connections spread
+/// over two (`<test>::two_io_threads`).
+#[macro_export]
+macro_rules! in_both_topologies {
+    ($($(#[$meta:meta])* fn $name:ident() $body:block)*) => {$(
+        $(#[$meta])*
+        fn $name() $body
+
+        mod $name {
+            #[test]
+            fn one_io_thread() {
+                $crate::with_io_threads(1, super::$name);
+            }
+
+            #[test]
+            fn two_io_threads() {
+                $crate::with_io_threads(2, super::$name);
+            }
+        }
+    )*};
+}

@@ -1,0 +1,180 @@
+//! The real server in this process: settings for tests, start on a pre-bound 127.0.0.1:0
+//! listener (one actix system on a thread of its own), stop on drop; fresh directories and waits.
+
+use std::cell::Cell;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use namesrv::settings::Settings;
+
+use crate::broker::Broker;
+use crate::client::Client;
+use crate::http;
+
+/// A running server; stopped when dropped.
+pub struct TestServer {
+    /// Where the remoting port listens.
+    pub addr: SocketAddr,
+    /// The HTTP endpoint, for servers started with [`TestServer::with_http`].
+    pub http_addr: Option<SocketAddr>,
+    /// The settings it runs with (its KV and config files live in a fresh temp directory).
+    pub settings: Settings,
+    /// Connections brokers registered over with [`TestServer::register`], kept open: a closed
+    /// connection removes the brokers that registered over it.
+    broker_conns: Mutex<Vec<Client>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A fresh directory for one test's files.
+pub fn temp_dir() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "namesrv-test-{}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+thread_local! {
+    /// `io_threads` of the servers this test thread starts (see [`with_io_threads`]).
+    static IO_THREADS: Cell<usize> = const { Cell::new(2) };
+}
+
+/// Runs `test` with every server it starts on this thread using `threads` connection threads
+/// (`io_threads`); without it, tests run with 2, whatever the machine's core count.
+pub fn with_io_threads(threads: usize, test: impl FnOnce()) {
+    IO_THREADS.set(threads);
+    test();
+}
+
+/// Default settings for tests: loopback, files in a fresh temp directory, no HTTP endpoint,
+/// and a fixed number of connection threads (2 unless [`with_io_threads`] says otherwise).
+pub fn test_settings() -> Settings {
+    let dir = temp_dir();
+    let mut settings = Settings::default();
+    settings.listen.bind_address = "127.0.0.1".into();
+    settings.listen.listen_port = 0;
+    settings.listen.io_threads = IO_THREADS.get();
+    settings.state.kv_config_path = dir.join("kvConfig.json").display().to_string();
+    settings.state.config_store_path = dir.join("namesrv.properties").display().to_string();
+    settings.observe.http_listen = String::new();
+    settings
+}
+
+impl TestServer {
+    /// A server with default settings.
+    pub fn start() -> Self {
+        Self::with(|_| {})
+    }
+
+    /// A server with test settings edited by `edit`.
+    pub fn with(edit: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = test_settings();
+        edit(&mut settings);
+        Self::with_settings(settings)
+    }
+
+    /// A server with exactly these settings.
+    pub fn with_settings(settings: Settings) -> Self {
+        Self::start_serving(settings, None)
+    }
+
+    /// A server with test settings edited by `edit`, serving HTTP on a pre-bound 127.0.0.1 port
+    /// (`http_addr`).
+    pub fn with_http(edit: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = test_settings();
+        edit(&mut settings);
+        let http = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        http.set_nonblocking(true).unwrap();
+        Self::start_serving(settings, Some(http))
+    }
+
+    fn start_serving(settings: Settings, http: Option<std::net::TcpListener>) -> Self {
+        let kept = settings.clone();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().unwrap();
+        let http_addr = http.as_ref().map(|l| l.local_addr().unwrap());
+        listener.set_nonblocking(true).unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let system = actix::System::new();
+            system.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let shutdown = async {
+                    let _ = rx.await;
+                };
+                namesrv::server::serve_with(settings, listener, shutdown, None, http).await.unwrap();
+            });
+        });
+        TestServer {
+            addr,
+            http_addr,
+            settings: kept,
+            broker_conns: Mutex::default(),
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// `host:port` of the remoting port, as nsadmin's `-n` takes it.
+    pub fn ns(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// A new client connection.
+    pub fn client(&self) -> Client {
+        Client::connect(self.addr)
+    }
+
+    /// Registers `broker` (the answer must be SUCCESS) over a connection of its own that stays
+    /// open while the server runs.
+    pub fn register(&self, broker: &Broker) {
+        let mut conn = self.client();
+        let answer = conn.register(broker);
+        assert_eq!(answer.code, 0, "register {}: {:?}", broker.name, answer.remark);
+        self.broker_conns.lock().expect("lock").push(conn);
+    }
+
+    /// Waits until exactly `open` remoting connections are open (`namesrv_connections`, on a
+    /// server started [`TestServer::with_http`]): a closed connection is then gone, and the
+    /// registry handles its close before any request sent after this returns.
+    pub fn wait_for_open_connections(&self, open: u32) {
+        let http_addr = self.http_addr.expect("a server started with_http");
+        let count = || http::sample(&http::get(http_addr, "/metrics").body, "namesrv_connections");
+        let reached = eventually(Duration::from_secs(5), || count() == Some(f64::from(open)));
+        assert!(reached, "expected {open} open connections, the server counts {:?}", count());
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Polls `check` every 20 ms until it holds or `timeout` passes.
+pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

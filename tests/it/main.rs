@@ -1,0 +1,43 @@
+//! namesrv's integration tests, one module per behaviour, in one test binary (one link, one
+//! process): each drives the real server over TCP on 127.0.0.1 — in this process (the
+//! `namesrv-testkit` crate's `TestServer`) or as the built binary (`common::process`).
+//! Run one module with `cargo test -p namesrv --test it -- <module>::`.
+
+mod acceptance_acting_master;
+mod acceptance_processor;
+mod acl;
+mod acl_process;
+mod acl_reload;
+mod address_reuse;
+mod admin_codes;
+mod broker_lifecycle;
+mod cli;
+mod client;
+mod common;
+mod connection_limit;
+mod differential;
+mod http_endpoint;
+mod ipv6;
+mod java_parity;
+mod kv_backup;
+mod kv_store;
+mod limits;
+mod logs;
+mod memory_budgets;
+mod metrics_series;
+mod migration;
+mod notify_limits;
+mod robustness;
+mod runtime_config;
+mod runtime_overrides;
+mod service;
+mod stalls;
+mod startup;
+mod state_files;
+mod store_bounds;
+mod tls;
+mod tls_process;
+mod topic_lists;
+mod warm_restart;
+mod wire_samples;
+mod zones_and_notifications;

@@ -1,0 +1,82 @@
+//! Series an alert relies on, scraped from a fresh server over real TCP: every event counter's
+//! known labels at 0 before the first event, so `increase()` sees that event; and which build is
+//! running, by metric, status API and `--version`.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::process::Command;
+
+use crate::common::http::{get, sample};
+use crate::common::*;
+use namesrv::acl::verify::Denied;
+use namesrv::metrics::zero::{ACL_REFUSAL_REASONS, SECURITY_RELOAD_FILES, SECURITY_RELOAD_RESULTS, TLS_RESULTS};
+
+#[test]
+fn event_counters_are_exported_at_zero_before_their_first_event() {
+    let server = TestServer::with_http(|_| {});
+    let text = get(server.http_addr.unwrap(), "/metrics").body;
+    let mut series = vec![
+        r#"namesrv_broker_registrations_total{result="accepted"}"#.to_owned(),
+        r#"namesrv_broker_registrations_total{result="rejected"}"#.to_owned(),
+        r#"namesrv_broker_removals_total{reason="expired"}"#.to_owned(),
+        r#"namesrv_broker_removals_total{reason="connection_closed"}"#.to_owned(),
+        r#"namesrv_broker_removals_total{reason="unregistered"}"#.to_owned(),
+        r#"namesrv_config_updates_total{result="accepted"}"#.to_owned(),
+        r#"namesrv_config_updates_total{result="refused"}"#.to_owned(),
+    ];
+    series.extend(ACL_REFUSAL_REASONS.iter().map(|r| format!(r#"namesrv_acl_refusals_total{{reason="{r}"}}"#)));
+    series.extend(TLS_RESULTS.iter().map(|r| format!(r#"namesrv_tls_connections_total{{result="{r}"}}"#)));
+    for file in SECURITY_RELOAD_FILES {
+        let reloads = SECURITY_RELOAD_RESULTS.iter();
+        series.extend(reloads.map(|r| format!(r#"namesrv_security_reloads_total{{file="{file}",result="{r}"}}"#)));
+    }
+    for name in &series {
+        assert_eq!(sample(&text, name), Some(0.0), "{name} at 0 in\n{text}");
+    }
+}
+
+#[test]
+fn every_reason_access_control_gives_is_one_exported_at_zero() {
+    let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let key = || "k".to_owned();
+    let role = namesrv::acl::accounts::Role::Client;
+    let denials = [
+        Denied::MissingAccessKey(100),
+        Denied::AddressNotAllowed(ip),
+        Denied::UnknownAccessKey(key()),
+        Denied::AccountAddressNotAllowed(key(), ip),
+        Denied::MissingSignature(key()),
+        Denied::BadSignature(key()),
+        Denied::RoleNotAllowed { key: key(), role, code: 100 },
+        Denied::MissingBrokerName(key()),
+        Denied::BrokerNotListed { key: key(), broker: "b".into() },
+    ];
+    for denied in denials {
+        assert!(ACL_REFUSAL_REASONS.contains(&denied.reason()), "{} is not exported at 0", denied.reason());
+    }
+}
+
+#[test]
+fn the_build_is_named_by_metric_status_api_and_version_with_the_commit_it_came_from() {
+    let out = Command::new(env!("CARGO_BIN_EXE_namesrv")).arg("--version").output().unwrap();
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(out.status.success(), "{version}");
+    let commit = version
+        .strip_prefix(&format!("namesrv {} (commit ", env!("CARGO_PKG_VERSION")))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("--version names the version and commit: {version}"));
+    // Built inside this repository, so git knows the commit (a tarball build says "unknown").
+    let known = Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", &format!("{commit}^{{commit}}")])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(known.status.success() && commit.len() >= 7, "{commit} is a commit of this repository");
+
+    let server = TestServer::with_http(|_| {});
+    let http = server.http_addr.unwrap();
+    let text = get(http, "/metrics").body;
+    let info = format!(r#"namesrv_build_info{{version="{}",commit="{commit}"}}"#, env!("CARGO_PKG_VERSION"));
+    assert_eq!(sample(&text, &info), Some(1.0), "{info} in\n{text}");
+    let stats = get(http, "/api/v1/stats").json();
+    assert_eq!((stats["version"].as_str(), stats["commit"].as_str()), (Some(env!("CARGO_PKG_VERSION")), Some(commit)));
+}
