@@ -5,10 +5,11 @@
 //! Usage: fuzz-smoke [--seconds N per target] [--seed S] [--corpus DIR] [--crashes DIR] [TARGET...]
 #![forbid(unsafe_code)]
 
+use std::num::{ParseFloatError, ParseIntError};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use std::{fs, process};
+use std::{fs, io, process};
 
 use namesrv_fuzz::mutate::{mutate, Rng};
 use namesrv_fuzz::{Target, TARGETS};
@@ -25,7 +26,43 @@ struct Options {
     targets: Vec<&'static Target>,
 }
 
-fn parse_args() -> Result<Options, String> {
+/// Why the command line cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum ArgError {
+    #[error("{0} needs a value")]
+    Missing(String),
+    #[error("--seconds: {0}")]
+    Seconds(ParseFloatError),
+    #[error("--seed: {0}")]
+    Seed(ParseIntError),
+    #[error("unknown target {0}")]
+    UnknownTarget(String),
+}
+
+/// Why one input failed.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    /// It panicked, with this message.
+    #[error("{0}")]
+    Panic(String),
+    /// It ran past [`HANG`] twice in a row.
+    #[error("hang: {first_ms} ms, then {second_ms} ms")]
+    Hang { first_ms: u128, second_ms: u128 },
+}
+
+/// Why a target failed the smoke.
+#[derive(Debug, thiserror::Error)]
+enum SmokeError {
+    #[error("corpus: {0}")]
+    Corpus(io::Error),
+    #[error("empty corpus")]
+    EmptyCorpus,
+    /// An input failed; `saved` says where it was saved (or why not), `hex` its first bytes.
+    #[error("{failure}\n  input ({len} bytes, {saved}): {hex}")]
+    Input { failure: Failure, len: usize, saved: String, hex: String },
+}
+
+fn parse_args() -> Result<Options, ArgError> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut options = Options {
         seconds: 10.0,
@@ -36,13 +73,15 @@ fn parse_args() -> Result<Options, String> {
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        let mut value = || args.next().ok_or_else(|| ArgError::Missing(arg.clone()));
         match arg.as_str() {
-            "--seconds" => options.seconds = value()?.parse().map_err(|e| format!("--seconds: {e}"))?,
-            "--seed" => options.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--seconds" => options.seconds = value()?.parse().map_err(ArgError::Seconds)?,
+            "--seed" => options.seed = value()?.parse().map_err(ArgError::Seed)?,
             "--corpus" => options.corpus = value()?.into(),
             "--crashes" => options.crashes = value()?.into(),
-            name => options.targets.push(namesrv_fuzz::find(name).ok_or(format!("unknown target {name}"))?),
+            name => {
+                options.targets.push(namesrv_fuzz::find(name).ok_or_else(|| ArgError::UnknownTarget(name.to_owned()))?)
+            }
         }
     }
     if options.targets.is_empty() {
@@ -60,15 +99,17 @@ fn load_corpus(dir: &Path) -> std::io::Result<Vec<Vec<u8>>> {
 }
 
 /// Runs one input; `Err` carries the panic message or the hang.
-fn run_one(target: &Target, data: &[u8]) -> Result<Duration, String> {
+fn run_one(target: &Target, data: &[u8]) -> Result<Duration, Failure> {
     let timed = || {
         let start = Instant::now();
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| (target.run)(data)));
         outcome.map(|()| start.elapsed()).map_err(|payload| {
             let message = payload.downcast_ref::<String>().cloned();
-            message
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "panic".into())
+            Failure::Panic(
+                message
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "panic".into()),
+            )
         })
     };
     let first = timed()?;
@@ -79,7 +120,7 @@ fn run_one(target: &Target, data: &[u8]) -> Result<Duration, String> {
     if second <= HANG {
         Ok(second)
     } else {
-        Err(format!("hang: {} ms, then {} ms", first.as_millis(), second.as_millis()))
+        Err(Failure::Hang { first_ms: first.as_millis(), second_ms: second.as_millis() })
     }
 }
 
@@ -91,10 +132,10 @@ struct Report {
 }
 
 /// Replays the corpus, then mutates it until the budget is spent; `Err` is the first failure.
-fn smoke(target: &Target, options: &Options) -> Result<Report, String> {
-    let corpus = load_corpus(&options.corpus.join(target.name)).map_err(|e| format!("corpus: {e}"))?;
+fn smoke(target: &Target, options: &Options) -> Result<Report, SmokeError> {
+    let corpus = load_corpus(&options.corpus.join(target.name)).map_err(SmokeError::Corpus)?;
     if corpus.is_empty() {
-        return Err("empty corpus".into());
+        return Err(SmokeError::EmptyCorpus);
     }
     let start = Instant::now();
     let budget = Duration::from_secs_f64(options.seconds);
@@ -102,9 +143,9 @@ fn smoke(target: &Target, options: &Options) -> Result<Report, String> {
     let mut report = Report { corpus: corpus.len(), execs: 0, slowest: Duration::ZERO, elapsed: Duration::ZERO };
     let exec = |data: &[u8], report: &mut Report| {
         report.execs += 1;
-        let took = run_one(target, data).map_err(|message| save_failure(target, data, &message, options))?;
+        let took = run_one(target, data).map_err(|failure| save_failure(target, data, failure, options))?;
         report.slowest = report.slowest.max(took);
-        Ok::<(), String>(())
+        Ok::<(), SmokeError>(())
     };
     for input in &corpus {
         exec(input, &mut report)?;
@@ -119,12 +160,12 @@ fn smoke(target: &Target, options: &Options) -> Result<Report, String> {
 }
 
 /// Saves a failing input under the crashes folder and describes it, hex included.
-fn save_failure(target: &Target, data: &[u8], message: &str, options: &Options) -> String {
+fn save_failure(target: &Target, data: &[u8], failure: Failure, options: &Options) -> SmokeError {
     let path = options.crashes.join(format!("{}-{:016x}", target.name, fingerprint(data)));
     let saved = fs::create_dir_all(&options.crashes).and_then(|()| fs::write(&path, data));
     let hex: String = data.iter().take(512).map(|b| format!("{b:02x}")).collect();
-    let place = saved.map_or_else(|e| format!("not saved: {e}"), |()| format!("saved as {}", path.display()));
-    format!("{message}\n  input ({} bytes, {place}): {hex}", data.len())
+    let saved = saved.map_or_else(|e| format!("not saved: {e}"), |()| format!("saved as {}", path.display()));
+    SmokeError::Input { failure, len: data.len(), saved, hex }
 }
 
 fn fingerprint(data: &[u8]) -> u64 {
