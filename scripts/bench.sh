@@ -32,6 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Where cargo puts the release builds (CARGO_TARGET_DIR or the workspace's target/).
+TARGET=$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 BENCH_COMMIT=$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD || echo "+uncommitted")
 export BENCH_COMMIT
 log "building namesrv and namesrv-bench (release)"
@@ -50,14 +52,16 @@ wait_port() {
     return 1
 }
 
-start_server() { # namesrv|baseline|peer [pinned|free] [io_threads] [extra namesrv flags...]
+start_server() { # namesrv|baseline|peer|canned [pinned|free] [io_threads] [extra flags...]
     local server=$1 placement=${2:-pinned} io=${3:-1}
     shift $(( $# < 3 ? $# : 3 ))
-    local dir=$WORK/$server-$RANDOM pin=() bin=$ROOT/target/release/namesrv
+    local dir=$WORK/$server-$RANDOM pin=() bin=$TARGET/release/namesrv
     [ "$placement" = pinned ] && pin=(taskset -c 0)
     [ "$server" = baseline ] && bin=$BASELINE
     mkdir -p "$dir"
-    if [ "$server" != peer ]; then
+    if [ "$server" = canned ]; then
+        "${pin[@]}" "$TARGET/release/namesrv-bench" canned --listen "127.0.0.1:$PORT" "$@" > "$dir/log" 2>&1 &
+    elif [ "$server" != peer ]; then
         NAMESRV_HTTP_LISTEN= NAMESRV_IO_THREADS=$io NAMESRV_KV_CONFIG_PATH=$dir/kvConfig.json \
             NAMESRV_CONFIG_STORE_PATH=$dir/namesrv.properties \
             "${pin[@]}" "$bin" --listen "127.0.0.1:$PORT" \
@@ -82,7 +86,7 @@ measure() { # round workload server-label load-placement args...
     shift 4
     [ "$placement" = pinned ] && pin=(taskset -c 1)
     # shellcheck disable=SC2086
-    if out=$("${pin[@]}" "$ROOT/target/release/namesrv-bench" --addr "127.0.0.1:$PORT" --json "$@" 2> "$WORK/bench.err"); then
+    if out=$("${pin[@]}" "$TARGET/release/namesrv-bench" --addr "127.0.0.1:$PORT" --json "$@" 2> "$WORK/bench.err"); then
         printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"result":%s}\n' \
             "$round" "$name" "$label" "$(peak_rss_kb)" "$out" >> "$RAW"
     else
@@ -139,6 +143,8 @@ else
     FLEET="--clients 1000 --poll-ms 300 --brokers 50 --topics-per-broker 10000 --register-ms 3000 --phase 10"
 fi
 LOAD="--warmup 2 --duration $DURATION --depth 4"
+LIMIT_SHAPE="--clusters 4 --brokers 8 --topics 1000 --queues 8 --shared-topics"
+LIMIT_LOAD="--warmup 2 --duration $DURATION --depth 8 --connections 16"
 WORKLOADS=(
     "route-16|route $RIP29 $LOAD --connections 16"
     "route-256|route $RIP29 $LOAD --connections 256"
@@ -210,6 +216,22 @@ for round in $(seq "$ROUNDS"); do
             --server-pid "$SERVER_PID"
         stop_server
     done
+    # The physical limit: the route load (16 connections x 8 in flight, 32 brokers x 1,000 shared
+    # topics) on one pinned core against namesrv and against `namesrv-bench canned`, a server that
+    # only frames, parses headers and answers a fixed body of the size namesrv's replies had.
+    log "round $round: limit on namesrv"
+    start_server namesrv pinned 1
+    # shellcheck disable=SC2086
+    measure "$round" limit namesrv pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
+    stop_server
+    body=$(tail -1 "$RAW" | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]["route"]; print(round(r["bytes_per_second"]/max(r["per_second"],1)))' 2>/dev/null || echo 0)
+    if [ "$body" -gt 0 ]; then
+        log "round $round: limit on canned ($body body bytes)"
+        start_server canned pinned - --body-bytes "$body"
+        # shellcheck disable=SC2086
+        measure "$round" limit canned pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
+        stop_server
+    fi
     log "round $round: memory on namesrv"
     start_server namesrv free 1 --set max_frame_bytes=1073741824 --set frame_budget_bytes=2147483648 \
         --set max_inflated_body_bytes=1073741824 --set max_topics_per_broker=2000000

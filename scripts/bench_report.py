@@ -205,6 +205,27 @@ def security(records):
     return out
 
 
+def limit(records):
+    """namesrv against the canned server (no NameServer work) under the same route load, one pinned core."""
+    runs = [r for r in records if r["workload"] == "limit"]
+    if not any(r["server"] == "canned" for r in runs):
+        return []
+    out = ["", "## Against the limit", "",
+           "The physical limit of this machine for route queries: `namesrv-bench canned`, a one-thread server that "
+           "frames each request, parses its header and answers code 0 with a fixed body of the size namesrv's route "
+           "replies had in the same round, doing no NameServer work. Both pinned to core 0, the load tool on core 1: "
+           "16 connections x 8 in flight over 4 clusters x 8 brokers sharing 1,000 topics each (4,000 topics). "
+           "The ratio is the median of the rounds' own ratios.", "",
+           "| server | route QPS | vs the limit | per round | p99 µs | server CPU % |", "|---|---:|---:|---|---:|---:|"]
+    for label, text in (("namesrv", "namesrv, io_threads 1"), ("canned", "canned (the limit)")):
+        rs = [r for r in runs if r["server"] == label]
+        ratio, per_round = ratio_cells(round_ratios(runs, "route.per_second", label, "canned"))
+        out.append(f"| {text} | {fmt(median([dig(r, 'route.per_second') for r in rs]))} | {ratio} | {per_round} "
+                   f"| {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
+                   f"| {fmt(median([dig(r, 'server_cpu_percent') for r in rs]))} |")
+    return out
+
+
 def memory(records):
     rs = [r for r in records if r["workload"] == "memory" and "result" in r]
     if not rs:
@@ -259,7 +280,7 @@ def main(raw, outdir, args):
         peer = median([dig(r, path) for r in records if r["workload"] == workload and r["server"] == "peer"])
         ratio = f"{ours / peer:.2f}x" if ours is not None and peer else "—"
         lines.append(f"| {label} | {fmt(ours)} | {fmt(peer)} | {ratio} |")
-    lines += baseline(records) + scaling(records) + storm_scaling(records) + security(records) + memory(records) + fleet(records)
+    lines += baseline(records) + scaling(records) + storm_scaling(records) + limit(records) + security(records) + memory(records) + fleet(records)
     errors = [r for r in records if "error" in r]
     if errors:
         lines += ["", "Runs that failed:", ""]

@@ -1,10 +1,12 @@
 //! `namesrv-bench`: a load tool for any RocketMQ NameServer (ours, Java's, rocketmq-rust's).
 //!
-//! Subcommands: `populate`, `route`, `register`, `storm`, `conns`, `fleet`, `memory`, `churn`, `attack`. Each prints a
+//! Subcommands: `populate`, `route`, `register`, `storm`, `conns`, `fleet`, `memory`, `churn`, `attack`, and `canned`
+//! (a server that does no NameServer work: the limit a NameServer is measured against). Each prints a
 //! table, or one JSON line with `--json`. Everything is bounded in count and time and stops by itself.
 #![forbid(unsafe_code)]
 
 mod attack;
+mod canned;
 mod churn;
 mod conn;
 mod fleet;
@@ -175,6 +177,12 @@ enum Command {
         #[arg(long)]
         http: Option<String>,
     },
+    /// Serve as the physical limit: frame and parse each request, answer code 0 with a fixed
+    /// body, no NameServer work (one thread; runs until killed).
+    Canned {
+        #[command(flatten)]
+        canned: canned::Canned,
+    },
 }
 
 /// Why `--addr` was refused.
@@ -245,6 +253,7 @@ fn main() {
             Command::Attack { kind, seconds, server_pid, http } => {
                 scenarios::local(attack::run(&target, http.as_deref(), kind, seconds, server_pid)).await
             }
+            Command::Canned { canned } => scenarios::local(canned::run(&canned)).await,
         }
     });
     match result {
