@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::code::LanguageCode;
 use super::command::{ExtFields, RemotingCommand, SerializeType};
+use super::header_scan;
 use super::json::{push_decimal, push_field, push_str, JsonStyle};
 
 /// The fields of a JSON header; anything else in the object is ignored, any order is accepted.
@@ -29,8 +30,18 @@ struct JsonHeader {
     ext_fields: Option<ExtFields>,
 }
 
-/// Reads a JSON header into a command without body.
+/// Reads a JSON header into a command without body: plain headers by the scanner
+/// (`header_scan`), anything else by the general reader.
 pub fn decode(header: &[u8]) -> Result<RemotingCommand, serde_json::Error> {
+    match header_scan::scan(header) {
+        Some(cmd) => Ok(cmd),
+        None => decode_general(header),
+    }
+}
+
+/// Reads any JSON header serde can: fields in any order, values of any shape (the reader that
+/// decides whenever the scanner gives up, and what the scanner is checked against).
+pub fn decode_general(header: &[u8]) -> Result<RemotingCommand, serde_json::Error> {
     let h: JsonHeader = serde_json::from_slice(header)?;
     Ok(RemotingCommand {
         code: h.code,

@@ -1,7 +1,8 @@
 //! namesrv-protocol: the RocketMQ remoting protocol as the NameServer speaks it — framing
-//! (`codec`), headers (`header_json`, `header_binary`, typed `header`), codes, JSON output
-//! styles (`json`), request bodies (`body`, `compressed`, `register_body`, `register_json`,
-//! `lenient`; each decode carries its limits and its `pace` in a `DecodeContext`), response
+//! (`codec`), headers (`header_json` with its fast `header_scan`, `header_binary`, typed
+//! `header`), codes, JSON output styles (`json`), request bodies (`body`, `compressed`,
+//! `register_body`, `register_json`, `lenient`; each decode carries its limits and its `pace` in
+//! a `DecodeContext`), response
 //! bodies (`response_body`), the session-credential signature (`acl_signature`), the body CRC
 //! brokers send, and the route values bodies and tables share (`model`). No actix, no I/O, no
 //! state: the server, its tools and its tests build on it alike.
@@ -16,6 +17,7 @@ pub mod compressed;
 pub mod header;
 pub mod header_binary;
 pub mod header_json;
+pub mod header_scan;
 pub mod json;
 pub mod lenient;
 pub mod model;

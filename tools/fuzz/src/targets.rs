@@ -13,7 +13,7 @@ use flate2::Compression;
 use namesrv::protocol::body::{decode_data_version, decode_register_topic_body, BodyLimits, DecodeContext};
 use namesrv::protocol::codec::{encode_frame, DEFAULT_MAX_FRAME_BYTES};
 use namesrv::protocol::register_body::decode_register_body;
-use namesrv::protocol::{header_binary, header_json, RemotingCodec, RemotingCommand};
+use namesrv::protocol::{header_binary, header_json, header_scan, RemotingCodec, RemotingCommand};
 use namesrv::settings::{properties, Settings};
 use tokio_util::codec::Decoder;
 
@@ -41,7 +41,11 @@ pub struct Target {
 /// Every target, in the order the scripts run them.
 pub const TARGETS: &[Target] = &[
     Target { name: "frame", run: frame, about: "RemotingCodec::decode over a byte stream, whole and in two pieces" },
-    Target { name: "json_header", run: json_header, about: "header_json::decode (serialize type 0)" },
+    Target {
+        name: "json_header",
+        run: json_header,
+        about: "header_json::decode (serialize type 0), the scanner checked against the general reader",
+    },
     Target { name: "binary_header", run: binary_header, about: "header_binary::decode (ROCKETMQ, serialize type 1)" },
     Target {
         name: "register_body",
@@ -101,6 +105,10 @@ fn frame(data: &[u8]) {
 }
 
 fn json_header(data: &[u8]) {
+    if let Some(scanned) = header_scan::scan(data) {
+        let general = header_json::decode_general(data).ok();
+        assert_eq!(Some(&scanned), general.as_ref(), "the header scanner read what the general reader does not");
+    }
     if let Ok(cmd) = header_json::decode(data) {
         assert_reencodes(&cmd);
     }
