@@ -3,7 +3,7 @@
 //! handshakes that stall. (Warnings and bad files: `tls_process`.)
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::http::security_reloads;
 use crate::common::security::{client_config, tls_client, Pki};
@@ -133,22 +133,23 @@ fn a_bad_certificate_on_rotation_keeps_the_one_in_use() {
 #[test]
 fn stalled_handshakes_time_out_without_holding_up_anyone_else() {
     let pki = Pki::new("test CA");
-    let (server, _dir) = tls_server(TlsMode::Permissive, &pki, |s| s.tls.tls_handshake_timeout_ms = 300);
-    let stalled: Vec<Client> = (0..50)
+    let (server, _dir) = tls_server(TlsMode::Permissive, &pki, |s| s.tls.tls_handshake_timeout_ms = 2_000);
+    let mut stalled: Vec<Client> = (0..50)
         .map(|_| {
             let mut c = server.client();
             c.send_raw(&[0x16, 0x03, 0x01, 0x00, 0xc8]);
             c
         })
         .collect();
-    let begin = Instant::now();
     let mut plain = server.client();
     assert_eq!(plain.call(cluster_info()).code, 0);
     let mut tls = tls_client(server.addr, client_config(pki.ca_der(), None)).unwrap();
     assert_eq!(tls.call(cluster_info()).code, 0);
-    assert!(begin.elapsed() < Duration::from_secs(1), "others were served at once: {:?}", begin.elapsed());
+    // Served while the stalled handshakes were still pending, not after they timed out.
+    let last = stalled.last_mut().unwrap();
+    assert!(!last.closed_by_server(Duration::from_millis(1)), "others were served before the stalled handshakes ended");
     for mut client in stalled {
-        assert!(client.closed_by_server(Duration::from_secs(3)), "a stalled handshake is closed");
+        assert!(client.closed_by_server(Duration::from_secs(10)), "a stalled handshake is closed");
     }
 }
 
