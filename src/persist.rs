@@ -115,36 +115,57 @@ fn check_regular(file: &File) -> io::Result<()> {
 
 /// Replaces `path` with `content` so that a crash at any moment leaves either the old or the
 /// new content. The previous content is kept as `<path>.bak`, as Java does. A link planted as
-/// the file, `.bak` or `.tmp` is replaced, never written through; the previous content is read
+/// the file, `.bak` or `.tmp` is replaced, never written through; the previous content is kept
 /// for `.bak` only when it is a regular file of at most `content.len()` plus 64 MiB.
 pub fn write_atomically(path: &Path, content: &[u8]) -> io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    if exists(path) {
-        let max = content.len() as u64 + 64 * 1024 * 1024;
-        match read_state_file(path, max) {
-            Ok(previous) => write_synced(&sibling(path, ".bak"), &previous)?,
-            // Not ours (a link, a FIFO, a device): it is replaced below, and kept nowhere.
-            Err(e) if e.get_ref().is_some_and(|inner| inner.is::<StateFileError>()) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let tmp = sibling(path, ".tmp");
-    write_synced(&tmp, content)?;
-    fs::rename(&tmp, path)?;
-    File::open(dir)?.sync_all()
+    write_atomically_with(path, |out| out.write_all(content)).map(drop)
 }
 
-/// Writes a new file at `path`: whatever was there (a link included) is removed first and the
-/// file is created exclusively, so nothing outside the directory is ever written.
-fn write_synced(path: &Path, content: &[u8]) -> io::Result<()> {
+/// [`write_atomically`] with the new content streamed by `fill`, and the previous one copied to
+/// `.bak` in pieces: neither is ever held whole in memory (a large state file would otherwise
+/// leave the allocator holding its buffers' worth of memory). Returns the bytes written.
+pub fn write_atomically_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<u64> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let tmp = sibling(path, ".tmp");
+    let written = write_synced(&tmp, fill)?;
+    if exists(path) {
+        keep_previous(path, &sibling(path, ".bak"), written + 64 * 1024 * 1024)?;
+    }
+    fs::rename(&tmp, path)?;
+    File::open(dir)?.sync_all()?;
+    Ok(written)
+}
+
+/// Copies the content at `path` to `bak` when it is a regular file of at most `max` bytes;
+/// anything else there (a link, a FIFO, a device, something too large) is kept nowhere.
+fn keep_previous(path: &Path, bak: &Path, max: u64) -> io::Result<()> {
+    let not_ours = |e: &io::Error| e.get_ref().is_some_and(|inner| inner.is::<StateFileError>());
+    let previous = match open_state_file(path) {
+        Ok(file) => file,
+        Err(e) if not_ours(&e) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if previous.metadata()?.len() > max {
+        return Ok(());
+    }
+    write_synced(bak, |out| io::copy(&mut previous.take(max), out).map(drop)).map(drop)
+}
+
+/// Writes a new file at `path` with what `fill` writes: whatever was there (a link included) is
+/// removed first and the file is created exclusively, so nothing outside the directory is ever
+/// written. Returns the bytes written.
+fn write_synced(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<u64> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    let mut file = OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
-    file.write_all(content)?;
-    file.sync_all()
+    let file = OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let mut out = io::BufWriter::with_capacity(64 * 1024, file);
+    fill(&mut out)?;
+    let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    Ok(file.metadata()?.len())
 }
 
 /// `path` with `suffix` appended to its file name (`kvConfig.json` -> `kvConfig.json.bak`).
@@ -174,6 +195,21 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read(dir.join("sub/kv.json.bak")).unwrap(), b"one");
         assert!(!dir.join("sub/kv.json.tmp").exists());
+    }
+
+    #[test]
+    fn streamed_content_is_counted_and_the_previous_kept() {
+        let dir = dir("stream");
+        let path = dir.join("routeSnapshot.json");
+        write_atomically(&path, b"old").unwrap();
+        let written = write_atomically_with(&path, |out| (0..1000).try_for_each(|i| write!(out, "{i:04}"))).unwrap();
+        assert_eq!(written, 4000);
+        let content = fs::read(&path).unwrap();
+        assert_eq!((content.len(), &content[..8]), (4000, &b"00000001"[..]));
+        assert_eq!(fs::read(sibling(&path, ".bak")).unwrap(), b"old");
+        let failed = write_atomically_with(&path, |_| Err(io::Error::other("encoding failed")));
+        assert!(failed.is_err());
+        assert_eq!(fs::read(&path).unwrap().len(), 4000, "a failed write leaves the file as it was");
     }
 
     #[test]

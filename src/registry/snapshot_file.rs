@@ -15,7 +15,7 @@ use super::messages::{FinalSnapshot, LoadSnapshot};
 use super::snapshot::{Snapshot, FORMAT};
 use super::RegistryHandle;
 use crate::origin::ConnId;
-use crate::persist::{read_state_file, write_atomically};
+use crate::persist::{read_state_file, write_atomically_with};
 use crate::settings::Settings;
 
 /// The snapshot's file name, in the directory of `kv_config_path`.
@@ -148,10 +148,7 @@ impl SnapshotWriter {
 fn write(path: &Path, snapshot: &Snapshot, last: bool) {
     let begin = Instant::now();
     let brokers: usize = snapshot.groups.iter().map(|g| g.members.len()).sum();
-    let result = serde_json::to_vec(snapshot).map_err(std::io::Error::from).and_then(|bytes| {
-        write_atomically(path, &bytes)?;
-        Ok(bytes.len())
-    });
+    let result = write_atomically_with(path, |out| serde_json::to_writer(out, snapshot).map_err(std::io::Error::from));
     let elapsed_ms = begin.elapsed().as_millis() as u64;
     match result {
         Ok(bytes) if last => {
