@@ -113,11 +113,6 @@ impl<A: Actor> Mailbox<A> {
         self.meter.depth()
     }
 
-    /// Whether both address the same actor.
-    pub fn is(&self, other: &Self) -> bool {
-        self.addr == other.addr
-    }
-
     /// Whether the actor still runs.
     pub fn connected(&self) -> bool {
         self.addr.connected()
