@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 
 use bytes::{Buf, BytesMut};
+use namesrv_protocol::command::FLAG_ONEWAY;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -40,9 +41,6 @@ struct Head {
     #[serde(default)]
     opaque: i32,
 }
-
-/// A request is one-way when its flag has this bit (RemotingCommand's RPC_ONEWAY).
-const ONEWAY: i32 = 1 << 1;
 
 /// Serves until killed (or until the listener fails); call inside a `LocalSet`.
 pub async fn run(canned: &Canned) -> io::Result<serde_json::Value> {
@@ -83,7 +81,7 @@ async fn serve(mut stream: TcpStream, body: &[u8], max_frame: usize) -> io::Resu
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
         while let Some(head) = next_request(&mut input, max_frame)? {
-            if head.flag & ONEWAY == 0 {
+            if head.flag & FLAG_ONEWAY == 0 {
                 answer(&head, body, &mut output);
             }
         }
@@ -168,7 +166,7 @@ mod tests {
         assert_eq!((first.code, first.opaque, first.flag), (105, 77, 0));
         answer(&first, &body, &mut out);
         let second = next_request(&mut input, 1 << 20).unwrap().unwrap();
-        assert_eq!(second.flag & ONEWAY, ONEWAY);
+        assert_eq!(second.flag & FLAG_ONEWAY, FLAG_ONEWAY);
         assert!(next_request(&mut input, 1 << 20).unwrap().is_none());
         let total = u32::from_be_bytes(out[0..4].try_into().unwrap()) as usize;
         let header_len = u32::from_be_bytes(out[4..8].try_into().unwrap()) as usize;
