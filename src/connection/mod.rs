@@ -21,7 +21,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::codec::FramedRead;
 use tracing::{debug, info_span, warn, Instrument, Span};
 
-use crate::dispatch::batch::RouteBatcher;
+use crate::dispatch::batch::{Answered, LaneAnswer, RouteBatcher, RouteTicket};
 use crate::dispatch::Dispatcher;
 use crate::metrics::Metrics;
 use crate::origin::Origin;
@@ -70,6 +70,19 @@ pub struct ConnectionContext {
     pub slow_request: Duration,
 }
 
+/// What a connection keeps of a request while it is handled, to account for it after.
+struct Handled {
+    code: i32,
+    /// When its frame was read.
+    begin: Instant,
+    /// The registry's mailbox depth then.
+    depth_met: usize,
+    /// A route query's topic, kept only while debug lines are on.
+    topic: Option<String>,
+    /// Its header serialization's name.
+    header: &'static str,
+}
+
 /// One client or broker connection.
 pub struct Connection {
     /// Its id and peer, in logs and in the brokers it registers.
@@ -83,6 +96,8 @@ pub struct Connection {
     dispatcher: Rc<Dispatcher>,
     /// The route batcher of the thread this connection runs on (one per server and thread).
     routes: Rc<RouteBatcher>,
+    /// Where the batcher leaves the answers to this connection's route-lane queries.
+    answered: Rc<Answered>,
     /// Where replies go; `None` once closing (the writer then drains and shuts the socket).
     outbox: Option<Outbox>,
     /// Requests in flight and reply bytes queued, shared with the reader and the writer.
@@ -129,6 +144,8 @@ impl Connection {
             // is let go of after them (`frames`), so idle connections stay cheap.
             let framed = FramedRead::with_capacity(read, codec, READ_BUFFER_BYTES);
             let reading = ctx.add_stream(Throttled::new(framed, flow.clone()));
+            let (answered, answers) = Answered::new();
+            ctx.add_stream(answers);
             let (outbox, queued) = Outbox::new(flow.clone());
             let writing = write_frames(write, queued, flow.clone(), metrics.bytes_sent.clone());
             ctx.spawn(actix::fut::wrap_future::<_, Self>(writing).map(|written, conn, ctx| {
@@ -143,6 +160,7 @@ impl Connection {
                 span: info_span!("conn", id = origin.conn.0, peer = %origin.peer),
                 dispatcher: Rc::new(context.dispatcher.clone()),
                 routes,
+                answered,
                 context,
                 outbox: Some(outbox),
                 flow,
@@ -156,9 +174,11 @@ impl Connection {
         })
     }
 
-    /// Dispatches one request received at `begin`; the frame budget its frame holds is given
-    /// back once it has been handled.
-    fn on_request(&mut self, Admitted { request, reservation }: Admitted, begin: Instant, ctx: &mut Context<Self>) {
+    /// Dispatches one request received at `begin`: a plain route query down the route lane,
+    /// anything else to the dispatcher. The frame budget its frame holds is given back once it
+    /// has been handled.
+    fn on_request(&mut self, admitted: Admitted, begin: Instant, ctx: &mut Context<Self>) {
+        let Admitted { mut request, reservation } = admitted;
         if request.is_response() {
             // The NameServer sends no requests over server connections, so nothing waits for this.
             let _entered = self.span.clone().entered();
@@ -178,6 +198,14 @@ impl Connection {
         }
         self.flow.request_started();
         let depth_met = self.context.registry.depth();
+        if reservation.is_none() {
+            if let Some(query) = self.dispatcher.lane_query(self.origin.conn, &mut request) {
+                let (opaque, serialize_type) = (request.opaque, request.serialize_type);
+                let ticket = RouteTicket { opaque, serialize_type, begin, depth_met, topic };
+                self.routes.enqueue(query, ticket, &self.answered);
+                return;
+            }
+        }
         // Route and cluster queries log nothing while they run: they skip entering the span,
         // which costs more than their lookup.
         let span =
@@ -187,25 +215,32 @@ impl Connection {
                 self.span.clone()
             };
         let work = self.dispatcher.clone().dispatch(self.origin, request, self.routes.clone()).instrument(span);
+        let handled = Handled { code, begin, depth_met, topic, header };
         ctx.spawn(work.into_actor(self).map(move |response, conn, ctx| {
             drop(reservation);
-            let now = Instant::now();
-            let elapsed = now - begin;
-            let logs = elapsed >= conn.context.slow_request || tracing::enabled!(tracing::Level::DEBUG);
-            let _entered = logs.then(|| conn.span.clone().entered());
-            conn.flow.request_finished();
-            let msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name);
-            conn.context.metrics.request(code, response.as_ref().map(|r| r.code), elapsed.as_nanos() as u64);
-            if elapsed >= conn.context.slow_request {
-                let elapsed_ms = elapsed.as_millis() as u64;
-                warn!(msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
-            }
-            log_handled(msg, code, topic.as_deref(), response.as_ref(), header, conn.flow.in_flight(), elapsed);
-            if let Some(response) = response {
-                conn.reply(&response, now, ctx);
-            }
-            conn.close_if_drained();
+            conn.finish(handled, response, Instant::now(), ctx);
         }));
+    }
+
+    /// Accounts for a request handled at `now` (counters, slow-request and debug lines) and
+    /// queues its reply, if it has one.
+    fn finish(&mut self, handled: Handled, response: Option<RemotingCommand>, now: Instant, ctx: &mut Context<Self>) {
+        let Handled { code, begin, depth_met, topic, header } = handled;
+        let elapsed = now.saturating_duration_since(begin);
+        let logs = elapsed >= self.context.slow_request || tracing::enabled!(tracing::Level::DEBUG);
+        let _entered = logs.then(|| self.span.clone().entered());
+        self.flow.request_finished();
+        let msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name);
+        self.context.metrics.request(code, response.as_ref().map(|r| r.code), elapsed.as_nanos() as u64);
+        if elapsed >= self.context.slow_request {
+            let elapsed_ms = elapsed.as_millis() as u64;
+            warn!(msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
+        }
+        log_handled(msg, code, topic.as_deref(), response.as_ref(), header, self.flow.in_flight(), elapsed);
+        if let Some(response) = response {
+            self.reply(&response, now, ctx);
+        }
+        self.close_if_drained();
     }
 
     /// Queues a reply, finished at `now`, for the writer.
@@ -342,6 +377,23 @@ impl StreamHandler<Result<Admitted, FrameError>> for Connection {
         self.last_activity = now;
         self.on_request(admitted, now, ctx);
     }
+}
+
+impl StreamHandler<Vec<LaneAnswer>> for Connection {
+    /// Replies to the route-lane queries the batcher answered (one batch at a time).
+    fn handle(&mut self, answers: Vec<LaneAnswer>, ctx: &mut Context<Self>) {
+        let now = Instant::now();
+        let code = RequestCode::GetRouteinfoByTopic as i32;
+        for (ticket, answer) in answers {
+            let RouteTicket { opaque, serialize_type, begin, depth_met, topic } = ticket;
+            let response = self.dispatcher.lane_reply(answer, opaque, serialize_type);
+            let handled = Handled { code, begin, depth_met, topic, header: serialize_type.name() };
+            self.finish(handled, Some(response), now, ctx);
+        }
+    }
+
+    /// The answers never end while the connection lives: nothing to do.
+    fn finished(&mut self, _: &mut Context<Self>) {}
 }
 
 impl Handler<CloseConnection> for Connection {

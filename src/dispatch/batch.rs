@@ -4,14 +4,24 @@
 //! the registry's thread (and one back) then serve many queries; on one thread it saves the
 //! envelope and reply channel of each. Each I/O thread of a server owns one batcher and hands
 //! it to the connections it starts (see `io_pool`); nothing here is per-thread or global.
+//!
+//! An answer goes back one of two ways: to a request future awaiting it (`ask`, the
+//! dispatcher's path), or, for the plain route queries a connection sends down its route lane
+//! (`enqueue`), onto that connection's [`Answered`] queue, which the connection drains once per
+//! batch: no future, channel or wake-up per query.
 
 use std::cell::RefCell;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 use actix::MailboxError;
+use futures_core::Stream;
 use tokio::sync::oneshot;
 
 use crate::origin::ConnId;
+use crate::protocol::SerializeType;
 use crate::registry::messages::{GetRouteInfo, RouteAnswer, RouteBatch};
 use crate::registry::RegistryHandle;
 
@@ -26,7 +36,71 @@ pub struct RouteBatcher {
 #[derive(Default)]
 struct Pending {
     queries: Vec<GetRouteInfo>,
-    answers: Vec<oneshot::Sender<RouteAnswer>>,
+    waiters: Vec<Waiter>,
+}
+
+/// Where one query's answer goes.
+enum Waiter {
+    /// A request future awaiting it.
+    Future(oneshot::Sender<RouteAnswer>),
+    /// A connection's queue of answered lane queries.
+    Lane(Rc<Answered>, RouteTicket),
+}
+
+/// What a connection keeps of a route query it sent down its lane, to answer it.
+#[derive(Debug)]
+pub struct RouteTicket {
+    /// The request's opaque.
+    pub opaque: i32,
+    /// The request's header serialization.
+    pub serialize_type: SerializeType,
+    /// When its frame was read.
+    pub begin: Instant,
+    /// The registry's mailbox depth then (for the slow-request line).
+    pub depth_met: usize,
+    /// The topic, kept only while debug lines are on.
+    pub topic: Option<String>,
+}
+
+/// A lane query's ticket with its answer (or why there is none: the registry is gone).
+pub type LaneAnswer = (RouteTicket, Result<RouteAnswer, MailboxError>);
+
+/// The answered lane queries of one connection, until it takes them.
+#[derive(Default)]
+pub struct Answered {
+    ready: RefCell<Vec<LaneAnswer>>,
+    taker: RefCell<Option<Waker>>,
+}
+
+impl Answered {
+    /// A queue and the stream its connection takes the answers from, a batch at a time.
+    pub fn new() -> (Rc<Answered>, AnsweredStream) {
+        let answered = Rc::new(Answered::default());
+        (answered.clone(), AnsweredStream(answered))
+    }
+
+    fn push(&self, answer: LaneAnswer) {
+        self.ready.borrow_mut().push(answer);
+        if let Some(taker) = self.taker.borrow_mut().take() {
+            taker.wake();
+        }
+    }
+}
+
+/// Yields the answers queued for one connection, everything queued at once; never ends.
+pub struct AnsweredStream(Rc<Answered>);
+
+impl Stream for AnsweredStream {
+    type Item = Vec<LaneAnswer>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Vec<LaneAnswer>>> {
+        let mut ready = self.0.ready.borrow_mut();
+        if ready.is_empty() {
+            *self.0.taker.borrow_mut() = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        Poll::Ready(Some(std::mem::take(&mut *ready)))
+    }
 }
 
 impl RouteBatcher {
@@ -39,33 +113,55 @@ impl RouteBatcher {
     /// Queues `query` for this turn's batch and waits for its answer.
     pub async fn ask(self: Rc<Self>, query: GetRouteInfo) -> Result<RouteAnswer, MailboxError> {
         let (answer, answered) = oneshot::channel();
+        self.queue(query, Waiter::Future(answer));
+        answered.await.map_err(|_| MailboxError::Closed)
+    }
+
+    /// Queues a lane query for this turn's batch; its answer goes onto `answered` with `ticket`.
+    pub fn enqueue(self: &Rc<Self>, query: GetRouteInfo, ticket: RouteTicket, answered: &Rc<Answered>) {
+        self.queue(query, Waiter::Lane(answered.clone(), ticket));
+    }
+
+    fn queue(self: &Rc<Self>, query: GetRouteInfo, waiter: Waiter) {
         let first = {
             let mut pending = self.pending.borrow_mut();
             pending.queries.push(query);
-            pending.answers.push(answer);
+            pending.waiters.push(waiter);
             pending.queries.len() == 1
         };
         if first {
             // Runs after the tasks already woken in this turn, which may add their queries.
             actix::spawn(self.clone().flush());
         }
-        answered.await.map_err(|_| MailboxError::Closed)
     }
 
     async fn flush(self: Rc<Self>) {
-        let Pending { queries, answers } = {
+        let Pending { queries, waiters } = {
             // The next batch starts at this one's size: no vector regrows query by query.
             let mut pending = self.pending.borrow_mut();
             let size = pending.queries.len();
             std::mem::replace(
                 &mut *pending,
-                Pending { queries: Vec::with_capacity(size), answers: Vec::with_capacity(size) },
+                Pending { queries: Vec::with_capacity(size), waiters: Vec::with_capacity(size) },
             )
         };
-        // A lost registry drops the senders: every waiting query then fails as unavailable.
-        if let Ok(found) = self.registry.ask(RouteBatch { conn: ConnId::SERVER, queries }).await {
-            for (answer, found) in answers.into_iter().zip(found) {
-                let _ = answer.send(found);
+        match self.registry.ask(RouteBatch { conn: ConnId::SERVER, queries }).await {
+            Ok(found) => {
+                for (waiter, found) in waiters.into_iter().zip(found) {
+                    match waiter {
+                        Waiter::Future(answer) => drop(answer.send(found)),
+                        Waiter::Lane(answered, ticket) => answered.push((ticket, Ok(found))),
+                    }
+                }
+            }
+            // A lost registry: request futures fail as unavailable when their senders drop,
+            // lane queries are told.
+            Err(lost) => {
+                for waiter in waiters {
+                    if let Waiter::Lane(answered, ticket) = waiter {
+                        answered.push((ticket, Err(lost)));
+                    }
+                }
             }
         }
     }

@@ -8,8 +8,9 @@ use crate::origin::ConnId;
 use crate::protocol::code::version;
 use crate::protocol::header::Fields;
 use crate::protocol::json::JsonStyle;
-use crate::protocol::{RemotingCommand, ResponseCode};
+use crate::protocol::{RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::messages::*;
+use actix::MailboxError;
 
 /// The remark of TOPIC_NOT_EXIST, Java's wording.
 fn topic_not_exist_remark(topic: &str) -> String {
@@ -18,28 +19,65 @@ fn topic_not_exist_remark(topic: &str) -> String {
     )
 }
 
+/// The query of a route request for `topic`: its JSON style and zone filter.
+fn route_query(conn: ConnId, req: &RemotingCommand, topic: String) -> GetRouteInfo {
+    let f = Fields::of(req);
+    let standard = req.version >= version::V4_9_4 || f.optional_bool("acceptStandardJsonOnly") == Some(true);
+    let style = if standard { JsonStyle::Standard } else { JsonStyle::Fastjson };
+    let zone_mode = f.optional_bool("__ZONE_MODE") == Some(true);
+    let zone = f.optional("__ZONE_NAME").filter(|z| zone_mode && !z.trim().is_empty()).map(str::to_owned);
+    GetRouteInfo { conn, topic, style, zone }
+}
+
+/// The reply to a route query from what the registry found.
+fn route_outcome(answer: RouteAnswer) -> Outcome {
+    match answer {
+        RouteAnswer::Found(body) => Ok(success().with_body(body)),
+        RouteAnswer::NotReady => Err(RequestError::NotReady),
+        RouteAnswer::NotFound(topic) => Ok(topic_not_exist(&topic)),
+    }
+}
+
+fn topic_not_exist(topic: &str) -> RemotingCommand {
+    RemotingCommand::response(ResponseCode::TopicNotExist, Some(topic_not_exist_remark(topic)))
+}
+
 impl Dispatcher {
     pub(super) async fn route_info(&self, conn: ConnId, req: &RemotingCommand, routes: &Rc<RouteBatcher>) -> Outcome {
-        let f = Fields::of(req);
         // Java skips header validation when there are no extFields at all: the topic is then
         // null and the lookup simply finds nothing.
         let topic = match req.ext_fields {
-            Some(_) => Some(f.required("topic")?),
+            Some(_) => Some(Fields::of(req).required("topic")?),
             None => None,
         };
-        let standard = req.version >= version::V4_9_4 || f.optional_bool("acceptStandardJsonOnly") == Some(true);
-        let style = if standard { JsonStyle::Standard } else { JsonStyle::Fastjson };
-        let zone_mode = f.optional_bool("__ZONE_MODE") == Some(true);
-        let zone = f.optional("__ZONE_NAME").filter(|z| zone_mode && !z.trim().is_empty()).map(str::to_owned);
-        let query = GetRouteInfo { conn, topic: topic.unwrap_or_default().to_owned(), style, zone };
+        let query = route_query(conn, req, topic.unwrap_or_default().to_owned());
         match routes.clone().ask(query).await? {
-            RouteAnswer::Found(body) => Ok(success().with_body(body)),
-            RouteAnswer::NotReady => Err(RequestError::NotReady),
-            RouteAnswer::NotFound => Ok(RemotingCommand::response(
-                ResponseCode::TopicNotExist,
-                Some(topic_not_exist_remark(topic.unwrap_or("null"))),
-            )),
+            RouteAnswer::NotFound(_) => Ok(topic_not_exist(topic.unwrap_or("null"))),
+            answer => route_outcome(answer),
         }
+    }
+
+    /// The query of `req` when it may take the route lane: a GET_ROUTEINFO_BY_TOPIC to answer,
+    /// with its topic, on a server without access control. The topic is moved out of `req`.
+    /// `None` sends it the general way ([`Dispatcher::dispatch`]).
+    pub fn lane_query(&self, conn: ConnId, req: &mut RemotingCommand) -> Option<GetRouteInfo> {
+        if req.code != RequestCode::GetRouteinfoByTopic as i32 || req.is_oneway() || self.acl.is_some() {
+            return None;
+        }
+        let topic = req.ext_fields.as_mut()?.take("topic")?;
+        Some(route_query(conn, req, topic))
+    }
+
+    /// The reply to a lane query: what the registry answered (or why it could not), stamped
+    /// as [`Dispatcher::dispatch`] stamps every reply.
+    pub fn lane_reply(
+        &self,
+        answer: Result<RouteAnswer, MailboxError>,
+        opaque: i32,
+        header: SerializeType,
+    ) -> RemotingCommand {
+        let outcome = answer.map_err(RequestError::from).and_then(route_outcome);
+        self.respond(outcome, RequestCode::GetRouteinfoByTopic as i32, opaque, header)
     }
 
     pub(super) async fn cluster_info(&self, conn: ConnId) -> Outcome {

@@ -193,19 +193,23 @@ impl Dispatcher {
         routes: Rc<RouteBatcher>,
     ) -> Option<RemotingCommand> {
         let outcome = self.handle(origin, &request, &routes).await;
+        let response = self.respond(outcome, request.code, request.opaque, request.serialize_type);
+        (!request.is_oneway()).then_some(response)
+    }
+
+    /// The reply to request `code` (`opaque`, its header read as `header`): the outcome's
+    /// response or its failure's code and remark, stamped as every reply is.
+    fn respond(&self, outcome: Outcome, code: i32, opaque: i32, header: SerializeType) -> RemotingCommand {
         let mut response = outcome.unwrap_or_else(|e| {
-            debug!(code = request.code, error = %e, "request failed");
+            debug!(code, error = %e, "request failed");
             RemotingCommand::response(e.code(), Some(e.to_string()))
         });
-        if request.is_oneway() {
-            return None;
-        }
-        response.opaque = request.opaque;
+        response.opaque = opaque;
         response.flag |= FLAG_RESPONSE;
         response.language = Some(LanguageCode::Java);
         response.version = self.options.response_version;
-        response.serialize_type = self.options.response_serialization.unwrap_or(request.serialize_type);
-        Some(response)
+        response.serialize_type = self.options.response_serialization.unwrap_or(header);
+        response
     }
 
     async fn handle(&self, origin: Origin, req: &RemotingCommand, routes: &Rc<RouteBatcher>) -> Outcome {

@@ -173,7 +173,7 @@ async fn route(state: web::Data<HttpState>, permits: web::Data<ApiPermits>, topi
         GetRouteInfo { conn: ConnId::SERVER, topic: topic.into_inner(), style: JsonStyle::Standard, zone: None };
     match ask(&state, query).await {
         Ok(RouteAnswer::Found(body)) => HttpResponse::Ok().content_type("application/json").body(body),
-        Ok(RouteAnswer::NotFound) => HttpResponse::NotFound().json(json!({"error": "no route for this topic"})),
+        Ok(RouteAnswer::NotFound(_)) => HttpResponse::NotFound().json(json!({"error": "no route for this topic"})),
         Ok(RouteAnswer::NotReady) => HttpResponse::ServiceUnavailable().json(json!({"error": "not ready"})),
         Err(response) => response,
     }

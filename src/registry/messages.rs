@@ -58,8 +58,8 @@ pub struct CloseConnection {
 pub enum RouteAnswer {
     /// The encoded TopicRouteData.
     Found(Bytes),
-    /// No queues, or no known broker for them.
-    NotFound,
+    /// No queues, or no known broker for them; the topic asked for (for the reply's remark).
+    NotFound(String),
     /// The readiness gate (`need_wait_for_service`) is still closed.
     NotReady,
 }

@@ -28,6 +28,7 @@ mod metrics_series;
 mod migration;
 mod notify_limits;
 mod robustness;
+mod route_lane;
 mod runtime_config;
 mod runtime_overrides;
 mod service;

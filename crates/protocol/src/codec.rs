@@ -137,12 +137,35 @@ pub fn announced_frame_bytes(src: &[u8]) -> Option<usize> {
 }
 
 /// Appends one complete frame for `cmd` to `dst`, using `cmd.serialize_type` for the header.
+/// The header is encoded into a buffer each thread keeps, so a reply allocates nothing of its own.
 pub fn encode_frame(cmd: &RemotingCommand, dst: &mut BytesMut) -> Result<(), CodecError> {
-    let mut header = Vec::with_capacity(160);
-    match cmd.serialize_type {
-        SerializeType::Json => header_json::encode(cmd, &mut header),
-        SerializeType::RocketMq => header_binary::encode(cmd, &mut header),
+    thread_local! {
+        static HEADER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(256));
     }
+    HEADER.with(|header| match header.try_borrow_mut() {
+        Ok(mut header) => encode_with(cmd, &mut header, dst),
+        Err(_) => encode_with(cmd, &mut Vec::new(), dst),
+    })
+}
+
+/// [`encode_frame`] with `header` as the scratch buffer of the header (cleared first; large ones
+/// are let go of after use).
+fn encode_with(cmd: &RemotingCommand, header: &mut Vec<u8>, dst: &mut BytesMut) -> Result<(), CodecError> {
+    header.clear();
+    match cmd.serialize_type {
+        SerializeType::Json => header_json::encode(cmd, header),
+        SerializeType::RocketMq => header_binary::encode(cmd, header),
+    }
+    let header_len = header.len();
+    let result = put_frame(cmd, header, dst);
+    if header_len > 64 * 1024 {
+        *header = Vec::with_capacity(256);
+    }
+    result
+}
+
+/// Appends the frame of `cmd` with its encoded `header` to `dst`.
+fn put_frame(cmd: &RemotingCommand, header: &[u8], dst: &mut BytesMut) -> Result<(), CodecError> {
     if header.len() > MAX_HEADER_BYTES {
         return Err(CodecError::HeaderTooLarge(header.len()));
     }
@@ -150,7 +173,7 @@ pub fn encode_frame(cmd: &RemotingCommand, dst: &mut BytesMut) -> Result<(), Cod
     dst.reserve(8 + header.len() + body_len);
     dst.put_u32((4 + header.len() + body_len) as u32);
     dst.put_u32(((cmd.serialize_type as u32) << 24) | header.len() as u32);
-    dst.put_slice(&header);
+    dst.put_slice(header);
     if let Some(body) = &cmd.body {
         dst.put_slice(body);
     }

@@ -53,6 +53,12 @@ impl ExtFields {
         }
     }
 
+    /// Removes `key` and hands over its value, if present.
+    pub fn take(&mut self, key: &str) -> Option<String> {
+        let at = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.swap_remove(at).1)
+    }
+
     /// Builder form of [`ExtFields::insert`].
     pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.insert(key, value);

@@ -81,7 +81,7 @@ fn the_expiry_tick_closes_only_the_expired_brokers_connection_and_its_routes_go(
         assert!(matches!(reason, Ok(Some(_))), "the expired broker's connection is closed: {reason:?}");
         let silent_ms = begin.elapsed().as_millis();
         assert!((1_000..=1_200).contains(&silent_ms), "closed within a few 20 ms ticks of its timeout: {silent_ms} ms");
-        assert_eq!(route_of(&registry, "S1").await, RouteAnswer::NotFound, "its routes went with it");
+        assert_eq!(route_of(&registry, "S1").await, RouteAnswer::NotFound("S1".into()), "its routes went with it");
         assert!(matches!(route_of(&registry, "K1").await, RouteAnswer::Found(_)), "the other broker stays");
         assert!(kept_closes.try_recv().is_err(), "the other broker's connection stays open");
     });
