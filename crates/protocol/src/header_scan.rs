@@ -32,17 +32,18 @@ pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
         cursor.at += 1;
     } else {
         loop {
-            let key = cursor.string()?;
+            // Keys are compared as bytes: a known one is plain ASCII, only others are checked.
+            let key = cursor.raw_string()?;
             cursor.eat(b':')?;
             let bit = match key {
-                "code" => field(&mut cmd.code, cursor.int()?, 0),
-                "version" => field(&mut cmd.version, cursor.int()?, 1),
-                "opaque" => field(&mut cmd.opaque, cursor.int()?, 2),
-                "flag" => field(&mut cmd.flag, cursor.int()?, 3),
-                "language" => field(&mut cmd.language, LanguageCode::from_name(cursor.string()?), 4),
-                "remark" => field(&mut cmd.remark, Some(cursor.string()?.to_owned()), 5),
-                "extFields" => field(&mut cmd.ext_fields, cursor.ext_fields()?, 6),
-                _ => cursor.skip_scalar().map(|()| 0)?,
+                b"code" => field(&mut cmd.code, cursor.int()?, 0),
+                b"version" => field(&mut cmd.version, cursor.int()?, 1),
+                b"opaque" => field(&mut cmd.opaque, cursor.int()?, 2),
+                b"flag" => field(&mut cmd.flag, cursor.int()?, 3),
+                b"language" => field(&mut cmd.language, LanguageCode::from_name(cursor.string()?), 4),
+                b"remark" => field(&mut cmd.remark, Some(cursor.string()?.to_owned()), 5),
+                b"extFields" => field(&mut cmd.ext_fields, cursor.ext_fields()?, 6),
+                _ => std::str::from_utf8(key).ok().and_then(|_| cursor.skip_scalar()).map(|()| 0)?,
             };
             if seen & bit != 0 {
                 return None;
@@ -58,6 +59,19 @@ pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
     cursor.skip_space();
     (cursor.at == header.len()).then_some(cmd)
 }
+
+/// The bytes that end the plain part of a string: its closing quote, an escape, a control character.
+const STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        stops[b] = true;
+        b += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
 
 /// Stores a known field's value; its bit in the set of fields seen (`1 << index`).
 fn field<T>(slot: &mut T, value: T, index: u8) -> u8 {
@@ -97,15 +111,19 @@ impl<'a> Cursor<'a> {
 
     /// A string without escapes or control characters, borrowed.
     fn string(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.raw_string()?).ok()
+    }
+
+    /// The bytes of a string without escapes or control characters, not checked for UTF-8.
+    fn raw_string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
         let rest = &self.bytes[self.at..];
-        let len = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        let len = rest.iter().position(|&b| STOPS[b as usize])?;
         if rest[len] != b'"' {
             return None;
         }
-        let text = std::str::from_utf8(&rest[..len]).ok()?;
         self.at += len + 1;
-        Some(text)
+        Some(&rest[..len])
     }
 
     /// An integer in JSON's grammar (no fraction or exponent) that fits an `i32`.
