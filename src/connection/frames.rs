@@ -140,7 +140,9 @@ impl Decoder for AdmittedCodec {
                 *src = BytesMut::from(&src[..]);
             }
             let reservation = self.hand_over();
-            self.receiving_since.set((!src.is_empty()).then(Instant::now));
+            // What follows in the buffer is decoded next: if it is not whole, that decode
+            // starts its clock (no clock read per frame of a pipelined batch).
+            self.receiving_since.set(None);
             return Ok(Some(Admitted { request: cmd, reservation }));
         }
         if src.is_empty() {

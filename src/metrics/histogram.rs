@@ -12,6 +12,17 @@ use prometheus_client::metrics::{MetricType, TypedMetric};
 pub const BUCKETS: [f64; 16] =
     [1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 1.0, 10.0];
 
+/// [`BUCKETS`] in nanoseconds: an observation finds its bucket without a float in sight.
+const BUCKET_NANOS: [u64; BUCKETS.len()] = {
+    let mut nanos = [0; BUCKETS.len()];
+    let mut i = 0;
+    while i < BUCKETS.len() {
+        nanos[i] = (BUCKETS[i] * 1e9 + 0.5) as u64;
+        i += 1;
+    }
+    nanos
+};
+
 /// Counts of observations per bucket (the last one unbounded), their count and their sum.
 #[derive(Debug, Default)]
 struct Inner {
@@ -29,8 +40,7 @@ pub struct SecondsHistogram {
 impl SecondsHistogram {
     /// Records one duration.
     pub fn observe_nanos(&self, nanos: u64) {
-        let seconds = nanos as f64 / 1e9;
-        let bucket = BUCKETS.iter().position(|upper| seconds <= *upper).unwrap_or(BUCKETS.len());
+        let bucket = BUCKET_NANOS.iter().position(|upper| nanos <= *upper).unwrap_or(BUCKETS.len());
         self.inner.buckets[bucket].fetch_add(1, Ordering::Relaxed);
         self.inner.count.fetch_add(1, Ordering::Relaxed);
         self.inner.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
@@ -106,6 +116,18 @@ mod tests {
         assert!((quantile(&counts, 0.5) - (1e-5 + 1.5e-5 * 50.0 / 98.0)).abs() < 1e-12);
         assert!((quantile(&counts, 0.99) - 5e-3).abs() < 1e-12, "the rank ends the 2.5–5 ms bucket");
         assert_eq!(quantile(&counts, 1.0), 10.0, "in the unbounded bucket: the largest finite bound");
+    }
+
+    #[test]
+    fn each_bound_is_the_last_duration_of_its_bucket() {
+        for (i, seconds) in BUCKETS.iter().enumerate() {
+            let h = SecondsHistogram::default();
+            let nanos = (seconds * 1e9).round() as u64;
+            h.observe_nanos(nanos);
+            h.observe_nanos(nanos + 1);
+            let counts = h.bucket_counts();
+            assert_eq!((counts[i], counts[i + 1]), (1, 1), "{seconds} s");
+        }
     }
 
     #[test]

@@ -76,9 +76,10 @@ pub fn encode(cmd: &RemotingCommand, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"flag\":");
     push_decimal(out, cmd.flag);
     if let Some(language) = cmd.language {
-        out.push(b',');
-        push_field(out, "language");
-        push_str(out, language.name(), style);
+        // Language names are plain upper-case ASCII: nothing to escape.
+        out.extend_from_slice(b",\"language\":\"");
+        out.extend_from_slice(language.name().as_bytes());
+        out.push(b'"');
     }
     out.extend_from_slice(b",\"opaque\":");
     push_decimal(out, cmd.opaque);
@@ -194,6 +195,19 @@ mod tests {
             assert_eq!((cmd.opaque, cmd.language), (3, None), "{other}");
         }
         assert_eq!(decode(br#"{"language":"J\u0041VA"}"#).unwrap().language, Some(LanguageCode::Java));
+    }
+
+    #[test]
+    fn every_language_is_written_as_its_plain_name_and_read_back() {
+        for language in (0..=u8::MAX).filter_map(LanguageCode::from_u8) {
+            let cmd = RemotingCommand { language: Some(language), ..RemotingCommand::request(105, None) };
+            let mut out = Vec::new();
+            encode(&cmd, &mut out);
+            let text = String::from_utf8(out.clone()).unwrap();
+            assert!(text.contains(&format!(r#","language":"{}","#, language.name())), "{text}");
+            assert_eq!(decode(&out).unwrap().language, Some(language));
+            assert_eq!(decode_general(&out).unwrap().language, Some(language));
+        }
     }
 
     #[test]
