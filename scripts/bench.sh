@@ -85,10 +85,12 @@ measure() { # round workload server-label load-placement args...
     local round=$1 name=$2 label=$3 placement=$4 pin=()
     shift 4
     [ "$placement" = pinned ] && pin=(taskset -c 1)
+    local before
+    before=$(cpu_ticks)
     # shellcheck disable=SC2086
     if out=$("${pin[@]}" "$TARGET/release/namesrv-bench" --addr "127.0.0.1:$PORT" --json "$@" 2> "$WORK/bench.err"); then
-        printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"result":%s}\n' \
-            "$round" "$name" "$label" "$(peak_rss_kb)" "$out" >> "$RAW"
+        printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"steal_percent":%s,"result":%s}\n' \
+            "$round" "$name" "$label" "$(peak_rss_kb)" "$(steal_percent "$before")" "$out" >> "$RAW"
     else
         log "  failed: $(tr '\r' '\n' < "$WORK/bench.err" | tail -1)"
         printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"error":%s}\n' \
@@ -101,6 +103,16 @@ stop_server() {
     wait "$SERVER_PID" 2>/dev/null || true
     SERVER_PID=
     sleep 0.5
+}
+
+# The machine's CPU time as "steal total" in clock ticks (/proc/stat): on a virtual machine, steal
+# is time the host gave the vCPUs to others; it makes every figure of that run noisier.
+cpu_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t}' /proc/stat; }
+steal_percent() { # "steal total" from cpu_ticks at the start
+    local now
+    now=$(cpu_ticks)
+    awk -v a="$1" -v b="$now" 'BEGIN {split(a, x, " "); split(b, y, " "); d = y[2] - x[2];
+        printf "%.1f", d > 0 ? 100 * (y[1] - x[1]) / d : 0}'
 }
 
 peak_rss_kb() { awk '/VmHWM/ {print $2}' "/proc/$SERVER_PID/status" 2>/dev/null || echo 0; }

@@ -216,13 +216,17 @@ def limit(records):
            "replies had in the same round, doing no NameServer work. Both pinned to core 0, the load tool on core 1: "
            "16 connections x 8 in flight over 4 clusters x 8 brokers sharing 1,000 topics each (4,000 topics). "
            "The ratio is the median of the rounds' own ratios.", "",
-           "| server | route QPS | vs the limit | per round | p99 µs | server CPU % |", "|---|---:|---:|---|---:|---:|"]
+           "Host steal is the share of the machine's CPU time the host gave to others while the run lasted "
+           "(from /proc/stat): where it is high, a run measures the host more than the server.", "",
+           "| server | route QPS | vs the limit | per round | p99 µs | server CPU % | host steal % per round |",
+           "|---|---:|---:|---|---:|---:|---|"]
     for label, text in (("namesrv", "namesrv, io_threads 1"), ("canned", "canned (the limit)")):
         rs = [r for r in runs if r["server"] == label]
         ratio, per_round = ratio_cells(round_ratios(runs, "route.per_second", label, "canned"))
+        steal = ", ".join(f"{r['steal_percent']:.0f}" for r in sorted(rs, key=lambda r: r["round"]) if "steal_percent" in r)
         out.append(f"| {text} | {fmt(median([dig(r, 'route.per_second') for r in rs]))} | {ratio} | {per_round} "
                    f"| {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
-                   f"| {fmt(median([dig(r, 'server_cpu_percent') for r in rs]))} |")
+                   f"| {fmt(median([dig(r, 'server_cpu_percent') for r in rs]))} | {steal or '—'} |")
     return out
 
 
@@ -261,6 +265,15 @@ def fleet(records):
             f"| bytes per client connection (RSS) | {fmt(m('bytes_per_client_connection'))} |"]
 
 
+def steal_line(records):
+    """How much of the machine the host took away while the runs lasted (virtual machines only)."""
+    steal = sorted(r["steal_percent"] for r in records if "steal_percent" in r)
+    if not steal:
+        return "- host steal: not recorded"
+    return (f"- host steal (CPU time the host gave to others, per run): median {median(steal):.0f}%, "
+            f"max {steal[-1]:.0f}% — runs with high steal measure the host as much as the servers")
+
+
 def main(raw, outdir, args):
     records = [json.loads(l) for l in open(raw) if l.strip()]
     rounds = max([r["round"] for r in records] or [0])
@@ -270,6 +283,7 @@ def main(raw, outdir, args):
              f"- commit measured: {os.environ.get('BENCH_COMMIT') or subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
              f"- method: `{args} scripts/bench.sh`, {rounds} rounds, servers alternating A B per workload, each on a fresh process "
              "pinned to core 0 (`taskset -c 0`), the load tool `namesrv-bench` pinned to core 1; figures are medians over rounds",
+             steal_line(records),
              "- workloads: RIP-29 shape = 4 clusters x 8 brokers, each cluster's brokers hosting the same 10,000 topics "
              "(40,000 topics, 8 queues); each route connection asks every topic in turn in an order of its own (shuffled, fixed seed), 4 in flight per connection; "
              "in the storm every broker re-registers its full table (changed dataVersion) every second, the brokers' "
