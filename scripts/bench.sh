@@ -112,7 +112,7 @@ steal_percent() { # "steal total" from cpu_ticks at the start
     local now
     now=$(cpu_ticks)
     awk -v a="$1" -v b="$now" 'BEGIN {split(a, x, " "); split(b, y, " "); d = y[2] - x[2];
-        printf "%.1f", d > 0 ? 100 * (y[1] - x[1]) / d : 0}'
+        printf "%.1f", (d > 0 ? 100 * (y[1] - x[1]) / d : 0)}'
 }
 
 peak_rss_kb() { awk '/VmHWM/ {print $2}' "/proc/$SERVER_PID/status" 2>/dev/null || echo 0; }
