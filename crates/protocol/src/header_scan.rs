@@ -149,21 +149,28 @@ impl<'a> Cursor<'a> {
     /// A string without escapes or control characters, borrowed.
     #[inline(always)]
     fn string(&mut self) -> Option<&'a str> {
-        let len = self.raw_string()?.len();
-        self.text.get(self.at - 1 - len..self.at - 1)
+        let span = self.string_span()?;
+        self.text.get(span)
     }
 
-    /// The bytes of a string without escapes or control characters, not checked for UTF-8.
+    /// The same string as bytes (for comparing keys).
     #[inline(always)]
     fn raw_string(&mut self) -> Option<&'a [u8]> {
+        let span = self.string_span()?;
+        self.bytes.get(span)
+    }
+
+    /// Where the content of the next string lies (between its quotes, which are consumed).
+    #[inline(always)]
+    fn string_span(&mut self) -> Option<std::ops::Range<usize>> {
         self.eat(b'"')?;
-        let rest = self.bytes.get(self.at..)?;
-        let len = plain_len(rest);
-        if rest.get(len) != Some(&b'"') {
+        let start = self.at;
+        let end = start + plain_len(self.bytes.get(start..)?);
+        if self.bytes.get(end) != Some(&b'"') {
             return None;
         }
-        self.at += len + 1;
-        Some(&rest[..len])
+        self.at = end + 1;
+        Some(start..end)
     }
 
     /// An integer in JSON's grammar (no fraction or exponent) that fits an `i32`.
