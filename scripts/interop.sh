@@ -119,10 +119,21 @@ pick_store_root() {
     log "broker stores in $STORES ($(used_percent "$STORES")% of its filesystem in use; the broker refuses writes past 90%)"
 }
 
+# Every fixed port here (NameServers 29876-29884, brokers 2x911 and 3x911 with their fast and HA
+# ports) stays below the kernel's ephemeral range (usually 32768-60999): a port inside it can be
+# held by any outgoing connection of the run when the broker binds, and the broker then fails to
+# start.
+port_busy() { # PORT
+    ss -Htln "sport = :$1" 2>/dev/null | grep -q .
+}
+
 declare -A BROKER_PID
 start_broker() { # NAME PORT NAMESRV_ADDRS [VAR=VALUE...] ; extra toml via BROKER_EXTRA
-    local name=$1 port=$2 ns=$3
+    local name=$1 port=$2 ns=$3 p
     shift 3
+    for p in $((port - 2)) "$port" $((port + 1)); do
+        port_busy "$p" && log "port $p (for $name) is already in use: $name will fail to start"
+    done
     local dir=$WORK/$name store=$STORES/$name
     mkdir -p "$dir" "$store"
     cat > "$dir/broker.toml" <<TOML
@@ -260,7 +271,7 @@ main() {
     check "broker killed with SIGKILL disappears at once" gone_within "$ns" broker-bin 3
 
     # 3. compressedRegister = true (raw deflate body).
-    COMPRESSED=true start_broker broker-zip 32911 "$ns"
+    COMPRESSED=true start_broker broker-zip 21911 "$ns"
     check "broker registers with compressedRegister=true" broker_listed_with_topics "$ns" broker-zip
     # SIGSTOP: expires after the configured 15 s; SIGCONT: comes back. The broker registers every
     # 10 s, so at SIGSTOP its last registration is under 10 s old: still listed 4 s later, gone
@@ -273,7 +284,7 @@ main() {
     stop_broker broker-zip TERM
 
     # 4. namesrv restarted: the broker re-registers within its period and clients recover.
-    start_broker broker-r 33911 "$ns"
+    start_broker broker-r 22911 "$ns"
     listed_within "$ns" broker-r 30 > /dev/null
     kill -9 "${NS_PID[ns1]}"
     wait "${NS_PID[ns1]}" 2>/dev/null
@@ -286,7 +297,7 @@ main() {
     start_namesrv ns2 29877
     start_namesrv ns3 29878
     local all="127.0.0.1:29876;127.0.0.1:29877;127.0.0.1:29878"
-    start_broker broker-m 34911 "$all"
+    start_broker broker-m 23911 "$all"
     check "broker registers with all three namesrvs" bash -c \
         "$NSADMIN wait -n '127.0.0.1:29876;127.0.0.1:29877;127.0.0.1:29878' -b broker-m --timeout-secs 30"
     check "nsadmin diff finds no drift across the three namesrvs" "$NSADMIN" diff -n "$all"
@@ -298,7 +309,7 @@ main() {
     #    endpoint's /rocketmq/nsaddr, then routes, produces and consumes. The control: pointed at
     #    an address server that is not there, the same client gets nowhere.
     start_namesrv ns4 29879 29880
-    start_broker broker-w 35911 127.0.0.1:29879
+    start_broker broker-w 24911 127.0.0.1:29879
     check "broker registers with the namesrv that serves the address server" listed_within 127.0.0.1:29879 broker-w 30
     check "GET /rocketmq/nsaddr answers namesrv's remoting address" \
         bash -c '[ "$(curl -sf http://127.0.0.1:29880/rocketmq/nsaddr)" = 127.0.0.1:29879 ]'
@@ -318,7 +329,7 @@ main() {
     start_namesrv ns5 29882 29883 --set acl_enabled=true --set "acl_accounts_file=$WORK/accounts.toml" \
         --set acl_protect=all
     BROKER_EXTRA="innerClientAuthenticationCredentials = '{\"accessKey\":\"interop-broker\",\"secretKey\":\"interop-broker-secret\"}'" \
-        start_broker broker-acl 36911 "$acl_ns"
+        start_broker broker-acl 25911 "$acl_ns"
     check "access control on: a broker's registration signed with its credentials is accepted" \
         bash -c "sleep 8; grep -q 'broker registered broker=broker-acl' '$WORK/ns5.log' \
             && grep -q 'Register broker to name remoting_server success' '$WORK/broker-acl.log'"
@@ -328,7 +339,7 @@ main() {
             | grep -Eq 'namesrv_requests_total\\{code=\"GET_ROUTEINFO_BY_TOPIC\",result=\"(SUCCESS|TOPIC_NOT_EXIST)\"\\} [1-9]'"
     check "access control on: nothing the signed broker and client sent was refused" \
         bash -c "! grep -q 'refused by access control' '$WORK/ns5.log'"
-    start_broker broker-anon 37911 "$acl_ns"
+    start_broker broker-anon 26911 "$acl_ns"
     check "access control on: a broker without credentials is refused, and the refusal logged" \
         bash -c "sleep 5; grep 'refused by access control' '$WORK/ns5.log' | grep 'code=103' | grep -q 'no AccessKey' \
             && ! $NSADMIN clusterList -n $acl_ns --access-key interop-admin --secret-key interop-admin-secret | grep -q broker-anon"
@@ -346,7 +357,7 @@ main() {
     # 8. With the default protection (acl_protect=admin) brokers need no credentials, so the same
     #    client, signing everything, produces and consumes through namesrv.
     start_namesrv ns6 29884 0 --set acl_enabled=true --set "acl_accounts_file=$WORK/accounts.toml"
-    start_broker broker-admin 38911 127.0.0.1:29884
+    start_broker broker-admin 27911 127.0.0.1:29884
     check "access control on (admin): the broker registers unsigned" listed_within 127.0.0.1:29884 broker-admin 30
     check "access control on (admin): a client signing every request produces and consumes" \
         signed_roundtrip interop-client interop-client-secret 127.0.0.1:29884 AdminTopic interop_group_9 20 60
