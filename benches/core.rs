@@ -17,6 +17,7 @@ use namesrv::protocol::body::{BodyLimits, DecodeContext, RegisterBody};
 use namesrv::protocol::codec::encode_frame;
 use namesrv::protocol::json::JsonStyle;
 use namesrv::protocol::register_body::decode_register_body;
+use namesrv::protocol::register_json;
 use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand};
 use namesrv::registry::liveness::HEAL_SLICE;
 use namesrv::registry::messages::{GetRouteInfo, RegisterBroker, RouteBatch};
@@ -99,6 +100,9 @@ fn codec(c: &mut Criterion) {
     let body = register_body_json(10_000, 1);
     c.bench_function("body/decode 10k-topic register body", |b| {
         b.iter(|| decode_register_body(Some(black_box(&body)), false, 479, &limits(1 << 30)).unwrap())
+    });
+    c.bench_function("body/decode 10k-topic register body, serde reader only", |b| {
+        b.iter(|| register_json::decode_general(black_box(&body), 479, &limits(1 << 30)).unwrap())
     });
     let decoded = decode_register_body(Some(&body), false, 479, &limits(1 << 30)).unwrap();
     c.bench_function("body/fingerprint 10k-topic table", |b| b.iter(|| black_box(&decoded).topics_fingerprint()));

@@ -12,11 +12,21 @@ use serde::Deserialize;
 use super::body::{BodyError, DataVersionJson, DecodeContext, MappingInfoJson, RegisterBody};
 use super::code::version;
 use super::lenient::parse_lenient_seeded;
+use super::register_scan;
 use crate::model::{DataVersion, QueueData, TopicQueueMappingInfo, TopicTable};
 
 /// Decodes the plain JSON forms: a `RegisterBrokerBody`, or for brokers older than V3_0_11
-/// the bare `TopicConfigSerializeWrapper`.
+/// the bare `TopicConfigSerializeWrapper`. Plain bodies are read by the scanner; whatever it
+/// leaves, by serde.
 pub fn decode_json_form(body: &[u8], request_version: i32, context: &DecodeContext) -> Result<RegisterBody, BodyError> {
+    match register_scan::scan(body, request_version, context) {
+        Some(decoded) => Ok(decoded),
+        None => decode_general(body, request_version, context),
+    }
+}
+
+/// The serde reader of the plain JSON forms: any body JSON (or fastjson) allows.
+pub fn decode_general(body: &[u8], request_version: i32, context: &DecodeContext) -> Result<RegisterBody, BodyError> {
     if request_version < version::V3_0_11 {
         return Ok(parse_lenient_seeded(body, WrapperSeed(context))?.into_body(None));
     }

@@ -14,6 +14,7 @@ use namesrv::protocol::body::{decode_data_version, decode_register_topic_body, B
 use namesrv::protocol::codec::{encode_frame, DEFAULT_MAX_FRAME_BYTES};
 use namesrv::protocol::register_body::decode_register_body;
 use namesrv::protocol::{header_binary, header_json, header_scan, RemotingCodec, RemotingCommand};
+use namesrv::protocol::{register_json, register_scan};
 use namesrv::settings::{properties, Settings};
 use tokio_util::codec::Decoder;
 
@@ -50,7 +51,7 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "register_body",
         run: register_body,
-        about: "decode_register_body: mode byte (version, compressed flag, deflate in harness) + body",
+        about: "decode_register_body: mode byte (version, compressed flag, deflate in harness) + body; the scanner checked against serde",
     },
     Target {
         name: "json_bodies",
@@ -151,12 +152,13 @@ fn register_body(data: &[u8]) {
         2 => Cow::Owned(raw_deflate(rest)),
         _ => Cow::Borrowed(rest),
     };
-    if let Ok(decoded) = decode_register_body(
-        Some(&body),
-        compressed,
-        version,
-        &DecodeContext::unpaced(BodyLimits { max_inflated_bytes: MAX_INFLATED_BYTES, ..BodyLimits::default() }),
-    ) {
+    let context =
+        DecodeContext::unpaced(BodyLimits { max_inflated_bytes: MAX_INFLATED_BYTES, ..BodyLimits::default() });
+    if let Some(scanned) = register_scan::scan(&body, version, &context) {
+        let general = register_json::decode_general(&body, version, &context).ok();
+        assert_eq!(Some(&scanned), general.as_ref(), "the register body scanner read what serde does not");
+    }
+    if let Ok(decoded) = decode_register_body(Some(&body), compressed, version, &context) {
         // What the registry does with a body: read every topic and fingerprint the names.
         assert_eq!(decoded.topics.iter().count(), decoded.topics.len());
         std::hint::black_box(decoded.topics_fingerprint());
