@@ -74,24 +74,36 @@ impl Drop for Outbox {
 }
 
 impl Queued {
-    /// The bytes queued so far, leaving `spare` (cleared) in their place; `None` once the
-    /// outbox is dropped and everything is taken.
-    async fn take(&self, spare: BytesMut) -> Option<BytesMut> {
-        let mut spare = Some(spare);
-        poll_fn(|cx| {
-            let mut buffer = self.outgoing.buffer.borrow_mut();
-            if !buffer.is_empty() {
-                let mut next = spare.take().unwrap_or_default();
-                next.clear();
-                return Poll::Ready(Some(std::mem::replace(&mut *buffer, next)));
-            }
+    /// Writes what is queued from `written` on to `io`; ready with the bytes written, or with
+    /// `Ok(0)` once the outbox is dropped and everything is written.
+    fn poll_write<W: AsyncWrite + Unpin>(
+        &self,
+        io: &mut W,
+        written: &mut usize,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<io::Result<usize>> {
+        let mut buffer = self.outgoing.buffer.borrow_mut();
+        if *written == buffer.len() {
             if self.outgoing.closed.get() {
-                return Poll::Ready(None);
+                return Poll::Ready(Ok(0));
             }
             *self.outgoing.writer.borrow_mut() = Some(cx.waker().clone());
-            Poll::Pending
-        })
-        .await
+            return Poll::Pending;
+        }
+        let n = std::task::ready!(std::pin::Pin::new(io).poll_write(cx, &buffer[*written..]))?;
+        if n == 0 {
+            return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+        }
+        *written += n;
+        if *written == buffer.len() {
+            *written = 0;
+            if buffer.capacity() > KEPT_BYTES {
+                *buffer = BytesMut::new();
+            } else {
+                buffer.clear();
+            }
+        }
+        Poll::Ready(Ok(n))
     }
 }
 
@@ -103,16 +115,51 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
     flow: Rc<Flow>,
     sent: Counter,
 ) -> io::Result<u64> {
-    let mut written = 0u64;
-    let mut spare = BytesMut::new();
-    while let Some(mut batch) = queued.take(spare).await {
-        io.write_all(&batch).await?;
-        flow.written(batch.len());
-        sent.inc_by(batch.len() as u64);
-        written += batch.len() as u64;
-        batch.clear();
-        spare = if batch.capacity() > KEPT_BYTES { BytesMut::new() } else { batch };
+    let (mut total, mut written) = (0u64, 0usize);
+    loop {
+        let n = poll_fn(|cx| queued.poll_write(&mut io, &mut written, cx)).await?;
+        if n == 0 {
+            break;
+        }
+        flow.written(n);
+        sent.inc_by(n as u64);
+        total += n as u64;
     }
     io.shutdown().await?;
-    Ok(written)
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::flow::{FlowLimits, ReplyBudget};
+    use tokio::io::AsyncReadExt;
+
+    /// Replies queued while a write is only partly done follow it in order, and every byte is
+    /// counted off the flow once written.
+    #[test]
+    fn replies_queued_during_partial_writes_arrive_whole_and_in_order() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(tokio::task::LocalSet::new().run_until(async {
+            let limits = FlowLimits { high_bytes: 1 << 20, low_bytes: 0, max_in_flight: 64, max_bytes: 1 << 20 };
+            let flow = Flow::new(limits, ReplyBudget::new(1 << 20));
+            let (outbox, queued) = Outbox::new(flow.clone());
+            let (near, mut far) = tokio::io::duplex(100);
+            let writer = tokio::task::spawn_local(write_frames(near, queued, flow.clone(), Counter::default()));
+            let mut expected = BytesMut::new();
+            for opaque in 0..50 {
+                let reply =
+                    RemotingCommand { opaque, ..RemotingCommand::request(0, None) }.with_body(vec![opaque as u8; 300]);
+                encode_frame(&reply, &mut expected).unwrap();
+                outbox.send(&reply).unwrap();
+                tokio::task::yield_now().await;
+            }
+            drop(outbox);
+            let mut received = Vec::new();
+            far.read_to_end(&mut received).await.unwrap();
+            assert_eq!(writer.await.unwrap().unwrap(), expected.len() as u64);
+            assert_eq!(received, expected, "every reply whole, in order");
+            assert_eq!(flow.queued_bytes(), 0, "all written");
+        }));
+    }
 }
