@@ -19,6 +19,7 @@ use tokio_util::codec::{Decoder, Encoder};
 use super::command::{RemotingCommand, SerializeType};
 use super::header_binary::{self, BinaryHeaderError};
 use super::header_json;
+use super::header_scan::{self, RouteHeader};
 
 /// Java's default `com.rocketmq.remoting.frameMaxLength`: 16 MiB including the length field.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
@@ -71,6 +72,20 @@ impl RemotingCodec {
     /// A codec that rejects frames whose length field plus 4 exceeds `max_frame_bytes`.
     pub fn new(max_frame_bytes: usize) -> Self {
         Self { max_frame_bytes }
+    }
+
+    /// The whole frame at the front of `src` when it is a plain route query (a JSON header that
+    /// [`header_scan::scan_route`] reads, no body): its header and its size in bytes. `None`
+    /// for anything else, which [`Decoder::decode`] then reads as a command.
+    pub fn peek_route<'s>(&self, src: &'s [u8]) -> Option<(RouteHeader<'s>, usize)> {
+        let total = u32::from_be_bytes(src.get(..4)?.try_into().ok()?) as usize;
+        let word = u32::from_be_bytes(src.get(4..8)?.try_into().ok()?);
+        let (json, header_len) = (word >> 24 == 0, (word & 0x00FF_FFFF) as usize);
+        if !json || header_len + 4 != total || total + 4 > self.max_frame_bytes {
+            return None;
+        }
+        let header = header_scan::scan_route(src.get(8..8 + header_len)?)?;
+        Some((header, total + 4))
     }
 }
 
@@ -299,5 +314,29 @@ mod tests {
         assert!(matches!(codec.decode(&mut BytesMut::from(&bad_type[..])), Err(CodecError::UnknownSerializeType(2))));
         let bad_json = [0, 0, 0, 6, 0, 0, 0, 2, b'{', b'x'];
         assert!(matches!(codec.decode(&mut BytesMut::from(&bad_json[..])), Err(CodecError::JsonHeader(_))));
+    }
+
+    #[test]
+    fn peek_route_takes_only_a_whole_plain_route_frame() {
+        let codec = RemotingCodec::new(1 << 20);
+        let frame = |cmd: &RemotingCommand| {
+            let mut out = BytesMut::new();
+            encode_frame(cmd, &mut out).unwrap();
+            out
+        };
+        let route =
+            RemotingCommand { opaque: 9, ..RemotingCommand::request(105, Some(ExtFields::new().with("topic", "T"))) };
+        let mut plain = frame(&route);
+        plain.extend_from_slice(&frame(&route)[..10]);
+        let (header, size) = codec.peek_route(&plain).expect("a plain route query");
+        assert_eq!((header.topic, header.opaque, size), ("T", 9, plain.len() - 10));
+        assert!(codec.peek_route(&plain[..size - 1]).is_none(), "not whole yet");
+        let with_body = frame(&route.clone().with_body(b"x".to_vec()));
+        let binary = frame(&RemotingCommand { serialize_type: SerializeType::RocketMq, ..route.clone() });
+        let other = frame(&RemotingCommand { code: 106, ..route.clone() });
+        for other in [&with_body[..], &binary[..], &other[..], &plain[..7]] {
+            assert!(codec.peek_route(other).is_none());
+        }
+        assert!(RemotingCodec::new(size - 1).peek_route(&plain).is_none(), "over the frame limit: the codec's error");
     }
 }

@@ -9,14 +9,13 @@
 //! makes it give up, and the caller reads the header with the general reader. So the two cannot
 //! disagree on what a header means, only on how fast it is read.
 
-use super::code::LanguageCode;
-use super::command::{ExtFields, RemotingCommand, SerializeType};
+use super::code::{version, LanguageCode, RequestCode};
+use super::command::{ExtFields, RemotingCommand, SerializeType, FLAG_ONEWAY, FLAG_RESPONSE};
 use super::json_cursor::Cursor;
 
 /// The command in `header` when it is a plain header, `None` when the general reader must decide.
 pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
-    let mut cursor = Cursor::new(header)?;
-    let mut cmd = RemotingCommand {
+    let mut sink = CommandSink(RemotingCommand {
         code: 0,
         language: None,
         version: 0,
@@ -26,18 +25,83 @@ pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
         ext_fields: None,
         body: None,
         serialize_type: SerializeType::Json,
-    };
+    });
+    walk(header, &mut sink)?;
+    Some(sink.0)
+}
+
+/// What a plain GET_ROUTEINFO_BY_TOPIC request header asks, borrowed from the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteHeader<'h> {
+    /// The request's opaque.
+    pub opaque: i32,
+    /// The topic (`extFields.topic`).
+    pub topic: &'h str,
+    /// The client's version.
+    pub version: i32,
+    /// `extFields.acceptStandardJsonOnly`, when sent.
+    pub accept_standard_json_only: Option<&'h str>,
+}
+
+impl RouteHeader<'_> {
+    /// Whether the route body goes in standard JSON (Java: version >= V4_9_4 or
+    /// `acceptStandardJsonOnly` "true" in any case), rather than fastjson's.
+    pub fn standard_json(&self) -> bool {
+        self.version >= version::V4_9_4
+            || self.accept_standard_json_only.is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+}
+
+/// The header when it is a plain JSON header of a two-way GET_ROUTEINFO_BY_TOPIC request with a
+/// topic and no ext field but `topic` and `acceptStandardJsonOnly`; `None` otherwise (the
+/// request then goes the general way). Reads what [`scan`] reads, keeping only this.
+pub fn scan_route(header: &[u8]) -> Option<RouteHeader<'_>> {
+    let mut sink = RouteSink::default();
+    walk(header, &mut sink)?;
+    let plain = sink.code == RequestCode::GetRouteinfoByTopic as i32 && sink.flag & (FLAG_ONEWAY | FLAG_RESPONSE) == 0;
+    (plain && sink.others == 0).then_some(())?;
+    let topic = sink.topic?;
+    Some(RouteHeader {
+        opaque: sink.opaque,
+        topic,
+        version: sink.version,
+        accept_standard_json_only: sink.accept_standard_json_only,
+    })
+}
+
+/// The fields of a plain header as [`walk`] reads them, values borrowed from the header.
+trait Sink<'h> {
+    fn code(&mut self, code: i32);
+    fn version(&mut self, version: i32);
+    fn opaque(&mut self, opaque: i32);
+    fn flag(&mut self, flag: i32);
+    fn language(&mut self, name: &'h str);
+    fn remark(&mut self, remark: &'h str);
+    /// `extFields` is present (its entries follow; it may hold none).
+    fn ext_fields(&mut self);
+    /// One `extFields` entry, later ones replacing earlier ones of the same key.
+    fn ext(&mut self, key: &'h str, value: &'h str);
+}
+
+/// Reads a plain header into `sink`; `None` (and `sink` half filled) when the general reader
+/// must decide.
+fn walk<'h>(header: &'h [u8], sink: &mut impl Sink<'h>) -> Option<()> {
+    let mut cursor = Cursor::new(header)?;
     let mut seen = 0u8;
     if !cursor.open_object()? {
         loop {
             let bit = match cursor.key()? {
-                b"code" => field(&mut cmd.code, cursor.int()?, 0),
-                b"version" => field(&mut cmd.version, cursor.int()?, 1),
-                b"opaque" => field(&mut cmd.opaque, cursor.int()?, 2),
-                b"flag" => field(&mut cmd.flag, cursor.int()?, 3),
-                b"language" => field(&mut cmd.language, LanguageCode::from_name(cursor.string()?), 4),
-                b"remark" => field(&mut cmd.remark, Some(cursor.string()?.to_owned()), 5),
-                b"extFields" => field(&mut cmd.ext_fields, ext_fields(&mut cursor)?, 6),
+                b"code" => field(sink, Sink::code, cursor.int()?, 0),
+                b"version" => field(sink, Sink::version, cursor.int()?, 1),
+                b"opaque" => field(sink, Sink::opaque, cursor.int()?, 2),
+                b"flag" => field(sink, Sink::flag, cursor.int()?, 3),
+                b"language" => field(sink, Sink::language, cursor.string()?, 4),
+                b"remark" => field(sink, Sink::remark, cursor.string()?, 5),
+                b"extFields" => {
+                    sink.ext_fields();
+                    ext_fields(&mut cursor, sink)?;
+                    1 << 6
+                }
                 _ => cursor.skip_scalar().map(|()| 0)?,
             };
             if seen & bit != 0 {
@@ -49,29 +113,95 @@ pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
             }
         }
     }
-    cursor.at_end().then_some(cmd)
+    cursor.at_end().then_some(())
 }
 
-/// Stores a known field's value; its bit in the set of fields seen (`1 << index`).
-fn field<T>(slot: &mut T, value: T, index: u8) -> u8 {
-    *slot = value;
+/// Hands a known field's value to `sink`; its bit in the set of fields seen (`1 << index`).
+fn field<'h, S: Sink<'h>, T>(sink: &mut S, set: impl FnOnce(&mut S, T), value: T, index: u8) -> u8 {
+    set(sink, value);
     1 << index
 }
 
-/// `extFields`: an object of string values, later keys replacing earlier ones.
-fn ext_fields(cursor: &mut Cursor) -> Option<Option<ExtFields>> {
-    let mut fields = ExtFields::new();
+/// `extFields`: an object of string values, each handed to `sink`.
+fn ext_fields<'h>(cursor: &mut Cursor<'h>, sink: &mut impl Sink<'h>) -> Option<()> {
     if !cursor.open_object()? {
         loop {
             let key = cursor.string()?;
             cursor.eat(b':')?;
-            fields.insert(key, cursor.string()?);
+            sink.ext(key, cursor.string()?);
             if !cursor.more(b'}')? {
                 break;
             }
         }
     }
-    Some(Some(fields))
+    Some(())
+}
+
+/// Builds the command.
+struct CommandSink(RemotingCommand);
+
+impl<'h> Sink<'h> for CommandSink {
+    fn code(&mut self, code: i32) {
+        self.0.code = code;
+    }
+    fn version(&mut self, version: i32) {
+        self.0.version = version;
+    }
+    fn opaque(&mut self, opaque: i32) {
+        self.0.opaque = opaque;
+    }
+    fn flag(&mut self, flag: i32) {
+        self.0.flag = flag;
+    }
+    fn language(&mut self, name: &'h str) {
+        self.0.language = LanguageCode::from_name(name);
+    }
+    fn remark(&mut self, remark: &'h str) {
+        self.0.remark = Some(remark.to_owned());
+    }
+    fn ext_fields(&mut self) {
+        self.0.ext_fields = Some(ExtFields::new());
+    }
+    fn ext(&mut self, key: &'h str, value: &'h str) {
+        self.0.ext_fields.get_or_insert_with(ExtFields::new).insert(key, value);
+    }
+}
+
+/// Keeps what a route query needs; counts the ext fields it does not know.
+#[derive(Default)]
+struct RouteSink<'h> {
+    code: i32,
+    flag: i32,
+    opaque: i32,
+    version: i32,
+    topic: Option<&'h str>,
+    accept_standard_json_only: Option<&'h str>,
+    others: usize,
+}
+
+impl<'h> Sink<'h> for RouteSink<'h> {
+    fn code(&mut self, code: i32) {
+        self.code = code;
+    }
+    fn version(&mut self, version: i32) {
+        self.version = version;
+    }
+    fn opaque(&mut self, opaque: i32) {
+        self.opaque = opaque;
+    }
+    fn flag(&mut self, flag: i32) {
+        self.flag = flag;
+    }
+    fn language(&mut self, _: &'h str) {}
+    fn remark(&mut self, _: &'h str) {}
+    fn ext_fields(&mut self) {}
+    fn ext(&mut self, key: &'h str, value: &'h str) {
+        match key {
+            "topic" => self.topic = Some(value),
+            "acceptStandardJsonOnly" => self.accept_standard_json_only = Some(value),
+            _ => self.others += 1,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -182,5 +312,96 @@ mod tests {
             }
         }
         assert!(read > 1000 && left > 1000, "both paths exercised: {read} read, {left} left");
+    }
+
+    /// What `scan_route` must say of `header`: exactly the route of the command `scan` reads,
+    /// when that command is a plain two-way route query.
+    fn route_agrees(header: &str) -> bool {
+        let route = scan_route(header.as_bytes());
+        let cmd = scan(header.as_bytes());
+        let expected = cmd.as_ref().and_then(|cmd| {
+            let ext = cmd.ext_fields.as_ref()?;
+            let known = ext.iter().all(|(k, _)| k == "topic" || k == "acceptStandardJsonOnly");
+            let plain = cmd.code == 105 && !cmd.is_oneway() && !cmd.is_response() && known;
+            let topic = ext.get("topic").filter(|_| plain)?;
+            Some(RouteHeader {
+                opaque: cmd.opaque,
+                topic,
+                version: cmd.version,
+                accept_standard_json_only: ext.get("acceptStandardJsonOnly"),
+            })
+        });
+        assert_eq!(route, expected, "{header}");
+        route.is_some()
+    }
+
+    #[test]
+    fn route_queries_are_read_as_the_command_scan_reads() {
+        let header = r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":42,"serializeTypeCurrentRPC":"JSON","version":479}"#;
+        let route = scan_route(header.as_bytes()).expect("a plain route query");
+        assert_eq!((route.opaque, route.topic, route.version), (42, "TopicTest", 479));
+        assert!(route.standard_json(), "479 is past V4_9_4");
+        let old =
+            scan_route(br#"{"code":105,"extFields":{"topic":"T","acceptStandardJsonOnly":"TRUE"},"version":317}"#);
+        assert!(old.expect("plain").standard_json(), "asked for standard JSON in any case");
+        let fastjson =
+            scan_route(br#"{"code":105,"extFields":{"topic":"T","acceptStandardJsonOnly":"yes"},"version":317}"#);
+        assert!(!fastjson.expect("plain").standard_json());
+        for header in [
+            r#"{"code":105,"flag":2,"extFields":{"topic":"T"}}"#,
+            r#"{"code":105,"flag":1,"extFields":{"topic":"T"}}"#,
+            r#"{"code":106,"extFields":{"topic":"T"}}"#,
+            r#"{"code":105,"extFields":{"topic":"T","__ZONE_MODE":"true"}}"#,
+            r#"{"code":105,"extFields":{}}"#,
+            r#"{"code":105}"#,
+            r#"{"code":105,"extFields":{"topic":"a\"b"}}"#,
+        ] {
+            assert!(!route_agrees(header), "not for the lane: {header}");
+        }
+    }
+
+    #[test]
+    fn route_queries_of_generated_headers_are_read_as_the_command_scan_reads() {
+        let pieces = [
+            "\"code\":105",
+            "\"code\":322",
+            "\"flag\":0",
+            "\"flag\":2",
+            "\"opaque\":-5",
+            "\"version\":399",
+            "\"version\":401",
+            "\"language\":\"JAVA\"",
+            "\"remark\":\"r\"",
+            "\"extFields\":{\"topic\":\"T\"}",
+            "\"extFields\":{\"topic\":\"T\",\"topic\":\"U\"}",
+            "\"extFields\":{\"topic\":\"T\",\"acceptStandardJsonOnly\":\"true\"}",
+            "\"extFields\":{\"topic\":\"T\",\"k\":\"v\"}",
+            "\"extFields\":{\"topic\":7}",
+            "\"z\":null",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let (mut read, mut left) = (0, 0);
+        for _ in 0..20_000 {
+            let mut header = String::from("{");
+            for i in 0..seed % 6 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                if i > 0 {
+                    header.push(',');
+                }
+                header.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            header.push('}');
+            if route_agrees(&header) {
+                read += 1;
+            } else {
+                left += 1;
+            }
+        }
+        assert!(read > 200 && left > 200, "both answers exercised: {read} read, {left} left");
     }
 }
