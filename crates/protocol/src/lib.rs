@@ -26,6 +26,7 @@ pub mod pace;
 pub mod register_body;
 pub mod register_json;
 pub mod register_scan;
+pub mod reply_template;
 pub mod response_body;
 pub mod sniff;
 
