@@ -37,13 +37,46 @@ pub struct SecondsHistogram {
     inner: Arc<Inner>,
 }
 
+/// The bucket a duration of `nanos` falls in.
+fn bucket_of(nanos: u64) -> usize {
+    BUCKET_NANOS.iter().position(|upper| nanos <= *upper).unwrap_or(BUCKETS.len())
+}
+
+/// Durations gathered on one thread without atomics, added to a [`SecondsHistogram`] at once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalHistogram {
+    buckets: [u64; BUCKETS.len() + 1],
+    count: u64,
+    sum_nanos: u64,
+}
+
+impl LocalHistogram {
+    /// Records one duration.
+    pub fn observe_nanos(&mut self, nanos: u64) {
+        self.buckets[bucket_of(nanos)] += 1;
+        self.count += 1;
+        self.sum_nanos += nanos;
+    }
+}
+
 impl SecondsHistogram {
     /// Records one duration.
     pub fn observe_nanos(&self, nanos: u64) {
-        let bucket = BUCKET_NANOS.iter().position(|upper| nanos <= *upper).unwrap_or(BUCKETS.len());
-        self.inner.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        self.inner.buckets[bucket_of(nanos)].fetch_add(1, Ordering::Relaxed);
         self.inner.count.fetch_add(1, Ordering::Relaxed);
         self.inner.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// Records the durations of `local`: one atomic addition per bucket it touched.
+    pub fn add(&self, local: &LocalHistogram) {
+        if local.count == 0 {
+            return;
+        }
+        for (bucket, n) in self.inner.buckets.iter().zip(local.buckets).filter(|(_, n)| *n > 0) {
+            bucket.fetch_add(n, Ordering::Relaxed);
+        }
+        self.inner.count.fetch_add(local.count, Ordering::Relaxed);
+        self.inner.sum_nanos.fetch_add(local.sum_nanos, Ordering::Relaxed);
     }
 
     /// Observations so far.

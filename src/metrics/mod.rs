@@ -9,6 +9,7 @@ pub mod build;
 pub mod histogram;
 pub mod history;
 mod process;
+pub mod requests;
 pub mod text;
 pub mod zero;
 
@@ -21,7 +22,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::protocol::{RequestCode, ResponseCode};
+use crate::protocol::RequestCode;
 use histogram::SecondsHistogram;
 
 /// `code` and `result` of `namesrv_requests_total`.
@@ -260,35 +261,6 @@ impl Metrics {
         ns.register("tls_connections", "Connections by how TLS treated them", self.tls_connections.clone());
         let reloads = self.security_reloads.clone();
         ns.register("security_reloads", "Accounts and TLS files re-read and judged, by file and result", reloads);
-    }
-
-    /// Records one handled request: its code, response code (`None`: oneway) and duration.
-    pub fn request(&self, code: i32, response: Option<i32>, nanos: u64) {
-        if !self.on {
-            return;
-        }
-        let index = RequestCode::from_i32(code)
-            .and_then(|c| RequestCode::ALL.iter().position(|a| *a == c))
-            .unwrap_or(self.by_code.len() - 1);
-        let handles = &self.by_code[index];
-        let result = match response {
-            None => RESULTS.len() - 1,
-            Some(code) => ResponseCode::from_i32(code).map_or(1, |r| match r {
-                ResponseCode::Success => 0,
-                ResponseCode::SystemError => 1,
-                ResponseCode::SystemBusy => 2,
-                ResponseCode::RequestCodeNotSupported => 3,
-                ResponseCode::NoPermission => 4,
-                ResponseCode::TopicNotExist => 5,
-                ResponseCode::QueryNotFound => 6,
-            }),
-        };
-        let counter = handles.results[result].get_or_init(|| {
-            self.requests.get_or_create(&RequestLabels { code: handles.name, result: RESULTS[result] }).clone()
-        });
-        counter.inc();
-        handles.duration.observe_nanos(nanos);
-        self.all_requests.observe_nanos(nanos);
     }
 
     /// Every request's duration, whatever its code (for rates and p99 over time).
