@@ -14,18 +14,24 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use thiserror::Error;
 use tokio_util::codec::Decoder;
 
 use prometheus_client::metrics::counter::Counter;
 
 use crate::protocol::codec::announced_frame_bytes;
+use crate::protocol::json::JsonStyle;
 use crate::protocol::sniff::{foreign_protocol, Foreign};
 use crate::protocol::{CodecError, RemotingCodec, RemotingCommand};
 
 /// Frames up to this size never need the budget.
 pub const SMALL_FRAME_BYTES: usize = 64 * 1024;
+
+/// Room the next read gets at least. Frames are split off the front of the read buffer, so
+/// its spare room shrinks with each; without this, a pipelined batch would be read a few
+/// hundred bytes (and one system call) at a time, plus one more read that finds nothing.
+const READ_ROOM_BYTES: usize = 1024;
 
 /// The process-wide budget of bytes held in large frames being received or waiting to be handled.
 pub type FrameBudget = super::budget::ByteBudget;
@@ -44,13 +50,27 @@ impl Drop for FrameReservation {
     }
 }
 
-/// A complete frame's request, with the budget it holds (`None` for small frames).
+/// A complete frame, as its connection takes it.
 #[derive(Debug)]
-pub struct Admitted {
-    /// The request.
-    pub request: RemotingCommand,
-    /// Dropped once the request has been handled.
-    pub reservation: Option<FrameReservation>,
+pub enum Admitted {
+    /// A request, with the budget its frame holds (`None` for small frames), dropped once the
+    /// request has been handled.
+    Request { request: RemotingCommand, reservation: Option<FrameReservation> },
+    /// A plain route query read straight off its frame, for the route lane (only where the
+    /// codec was told the lane is open).
+    Route(RouteFrame),
+}
+
+/// A plain GET_ROUTEINFO_BY_TOPIC request (two-way, no ext field but the topic and
+/// `acceptStandardJsonOnly`), all the route lane needs of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteFrame {
+    /// The request's opaque.
+    pub opaque: i32,
+    /// The topic asked for.
+    pub topic: String,
+    /// The JSON style the client reads route bodies in.
+    pub style: JsonStyle,
 }
 
 /// Why a connection's incoming frames cannot be read any more.
@@ -83,6 +103,8 @@ pub struct AdmittedCodec {
     received: Counter,
     /// No frame decoded yet: the first bytes are checked for other protocols.
     first: bool,
+    /// Plain route queries are read as [`Admitted::Route`].
+    route_lane: bool,
 }
 
 impl AdmittedCodec {
@@ -93,7 +115,25 @@ impl AdmittedCodec {
         receiving_since: Rc<Cell<Option<Instant>>>,
         received: Counter,
     ) -> Self {
-        AdmittedCodec { codec, budget, reserved: 0, receiving_since, received, first: true }
+        AdmittedCodec { codec, budget, reserved: 0, receiving_since, received, first: true, route_lane: false }
+    }
+
+    /// This decoder, reading plain route queries as [`Admitted::Route`] (only where the
+    /// connection sends them down its route lane).
+    pub fn with_route_lane(mut self) -> Self {
+        self.route_lane = true;
+        self
+    }
+
+    /// The plain route query at the front of `src`, taken off it.
+    fn route(&mut self, src: &mut BytesMut) -> Option<RouteFrame> {
+        let (header, size) = self.codec.peek_route(src).filter(|(_, size)| *size <= SMALL_FRAME_BYTES)?;
+        let style = if header.standard_json() { JsonStyle::Standard } else { JsonStyle::Fastjson };
+        let frame = RouteFrame { opaque: header.opaque, topic: header.topic.to_owned(), style };
+        src.advance(size);
+        self.received.inc_by(size as u64);
+        self.receiving_since.set(None);
+        Some(frame)
     }
 
     fn release(&mut self) {
@@ -122,6 +162,11 @@ impl Decoder for AdmittedCodec {
             }
             self.first = false;
         }
+        if self.route_lane && self.reserved == 0 {
+            if let Some(route) = self.route(src) {
+                return Ok(Some(Admitted::Route(route)));
+            }
+        }
         let buffered = src.len();
         if let Some(cmd) = self.codec.decode(src)? {
             let size = buffered - src.len();
@@ -143,7 +188,11 @@ impl Decoder for AdmittedCodec {
             // What follows in the buffer is decoded next: if it is not whole, that decode
             // starts its clock (no clock read per frame of a pipelined batch).
             self.receiving_since.set(None);
-            return Ok(Some(Admitted { request: cmd, reservation }));
+            return Ok(Some(Admitted::Request { request: cmd, reservation }));
+        }
+        if src.capacity() - src.len() < READ_ROOM_BYTES {
+            // Once the frames read are dropped this takes back the room they used, in place.
+            src.reserve(READ_ROOM_BYTES);
         }
         if src.is_empty() {
             return Ok(None);
@@ -244,7 +293,9 @@ mod tests {
         let mut src = frame(2 << 20);
         let next = frame(10);
         src.extend_from_slice(&next[..20]);
-        let big = codec.decode(&mut src).unwrap().unwrap().request;
+        let Admitted::Request { request: big, .. } = codec.decode(&mut src).unwrap().unwrap() else {
+            panic!("a request")
+        };
         assert_eq!(&src[..], &next[..20], "what follows the frame is kept");
         assert!(src.capacity() < 4096, "capacity {} still spans the large frame", src.capacity());
         drop(big);
@@ -272,5 +323,58 @@ mod tests {
         assert!(c.decode(&mut frame(10)).unwrap().is_some());
         let err = c.decode(&mut BytesMut::from(&hello[..])).unwrap_err();
         assert!(matches!(err, FrameError::Codec(_)), "after a good frame only the codec judges: {err}");
+    }
+
+    fn route_frame(topic: &str, opaque: i32, version: i32) -> BytesMut {
+        let cmd = RemotingCommand {
+            opaque,
+            version,
+            ..RemotingCommand::request(105, Some(ExtFields::new().with("topic", topic)))
+        };
+        let mut out = BytesMut::new();
+        encode_frame(&cmd, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn with_the_route_lane_plain_route_queries_are_read_as_routes_and_the_rest_as_requests() {
+        let counted = Counter::default();
+        let new = || {
+            AdmittedCodec::new(RemotingCodec::new(1 << 24), FrameBudget::new(1 << 20), Rc::default(), counted.clone())
+        };
+        let mut src = route_frame("T", 7, 479);
+        src.extend_from_slice(&route_frame("U", 8, 317));
+        src.extend_from_slice(&frame(10));
+        let total = src.len();
+        let mut lane = new().with_route_lane();
+        let routes: Vec<_> = (0..2).map(|_| lane.decode(&mut src).unwrap().unwrap()).collect();
+        let expect = |topic: &str, opaque, style| RouteFrame { opaque, topic: topic.into(), style };
+        assert!(matches!(&routes[0], Admitted::Route(r) if *r == expect("T", 7, JsonStyle::Standard)), "{routes:?}");
+        assert!(matches!(&routes[1], Admitted::Route(r) if *r == expect("U", 8, JsonStyle::Fastjson)), "{routes:?}");
+        let with_body = lane.decode(&mut src).unwrap().unwrap();
+        assert!(matches!(with_body, Admitted::Request { .. }), "a route query with a body goes the general way");
+        assert_eq!(counted.get(), total as u64, "every frame's bytes counted");
+        let mut plain = route_frame("T", 7, 479);
+        assert!(matches!(new().decode(&mut plain).unwrap().unwrap(), Admitted::Request { .. }), "no lane: requests");
+    }
+
+    #[test]
+    fn the_next_read_gets_room_once_frames_are_split_off() {
+        let mut codec = AdmittedCodec::new(
+            RemotingCodec::new(1 << 24),
+            FrameBudget::new(1 << 20),
+            Rc::default(),
+            Counter::default(),
+        );
+        let mut src = BytesMut::with_capacity(2048);
+        while src.len() + 200 < 2048 {
+            src.extend_from_slice(&route_frame("some-topic-name", 1, 479));
+        }
+        src.extend_from_slice(&route_frame("some-topic-name", 1, 479)[..20]);
+        while let Some(admitted) = codec.decode(&mut src).unwrap() {
+            drop(admitted);
+        }
+        assert_eq!(src.len(), 20, "the partial frame is kept");
+        assert!(src.capacity() - src.len() >= READ_ROOM_BYTES, "room {}", src.capacity() - src.len());
     }
 }

@@ -8,6 +8,7 @@
 pub mod budget;
 pub mod flow;
 pub mod frames;
+mod lane;
 pub mod writer;
 
 use std::cell::Cell;
@@ -21,15 +22,15 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::codec::FramedRead;
 use tracing::{debug, info_span, warn, Instrument, Span};
 
-use crate::dispatch::batch::{Answered, LaneAnswer, RouteBatcher, RouteTicket};
+use crate::dispatch::batch::{Answered, RouteBatcher, RouteTicket};
 use crate::dispatch::Dispatcher;
 use crate::metrics::Metrics;
 use crate::origin::Origin;
-use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
+use crate::protocol::{CodecError, RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
 use crate::registry::RegistryHandle;
 use flow::{Flow, FlowLimits, ReplyBudget, Throttled};
-use frames::{Admitted, AdmittedCodec, FrameBudget, FrameError};
+use frames::{Admitted, AdmittedCodec, FrameBudget, FrameError, FrameReservation};
 use writer::{write_frames, Outbox};
 
 /// Initial capacity of a connection's read buffer.
@@ -140,6 +141,7 @@ impl Connection {
             let received = metrics.bytes_received.clone();
             let budget = context.frame_budget.clone();
             let codec = AdmittedCodec::new(context.codec.clone(), budget, receiving_since.clone(), received);
+            let codec = if context.dispatcher.route_lane_open() { codec.with_route_lane() } else { codec };
             // Requests are small: a 2 KiB read buffer holds several; it grows for large frames and
             // is let go of after them (`frames`), so idle connections stay cheap.
             let framed = FramedRead::with_capacity(read, codec, READ_BUFFER_BYTES);
@@ -175,10 +177,15 @@ impl Connection {
     }
 
     /// Dispatches one request received at `begin`: a plain route query down the route lane,
-    /// anything else to the dispatcher. The frame budget its frame holds is given back once it
-    /// has been handled.
-    fn on_request(&mut self, admitted: Admitted, begin: Instant, ctx: &mut Context<Self>) {
-        let Admitted { mut request, reservation } = admitted;
+    /// anything else to the dispatcher. The frame budget its frame holds (`reservation`) is
+    /// given back once it has been handled.
+    fn on_request(
+        &mut self,
+        mut request: RemotingCommand,
+        reservation: Option<FrameReservation>,
+        begin: Instant,
+        ctx: &mut Context<Self>,
+    ) {
         if request.is_response() {
             // The NameServer sends no requests over server connections, so nothing waits for this.
             let _entered = self.span.clone().entered();
@@ -225,38 +232,60 @@ impl Connection {
     /// Accounts for a request handled at `now` (counters, slow-request and debug lines) and
     /// queues its reply, if it has one.
     fn finish(&mut self, handled: Handled, response: Option<RemotingCommand>, now: Instant, ctx: &mut Context<Self>) {
-        let Handled { code, begin, depth_met, topic, header } = handled;
-        let elapsed = now.saturating_duration_since(begin);
-        let logs = elapsed >= self.context.slow_request || tracing::enabled!(tracing::Level::DEBUG);
-        let _entered = logs.then(|| self.span.clone().entered());
         self.flow.request_finished();
-        let msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name);
-        self.context.metrics.request(code, response.as_ref().map(|r| r.code), elapsed.as_nanos() as u64);
-        if elapsed >= self.context.slow_request {
-            let elapsed_ms = elapsed.as_millis() as u64;
-            warn!(msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
-        }
-        log_handled(msg, code, topic.as_deref(), response.as_ref(), header, self.flow.in_flight(), elapsed);
+        let elapsed = now.saturating_duration_since(handled.begin);
+        let response_code = response.as_ref().map(|r| r.code);
+        self.context.metrics.request(handled.code, response_code, elapsed.as_nanos() as u64);
+        self.log_handled(&handled, response_code, elapsed);
         if let Some(response) = response {
-            self.reply(&response, now, ctx);
+            let body_len = response.body.as_ref().map_or(0, |b| b.len());
+            self.reply(body_len, now, ctx, |outbox| outbox.send(&response));
         }
         self.close_if_drained();
     }
 
-    /// Queues a reply, finished at `now`, for the writer.
-    fn reply(&mut self, response: &RemotingCommand, now: Instant, ctx: &mut Context<Self>) {
+    /// The slow-request line of a request handled in `elapsed`, and its debug line while
+    /// debug lines are on (at most `DEBUG_LINES_PER_SECOND` a second, see [`crate::ratelog`]).
+    fn log_handled(&self, handled: &Handled, response_code: Option<i32>, elapsed: Duration) {
+        let slow = elapsed >= self.context.slow_request;
+        let debug = tracing::enabled!(tracing::Level::DEBUG);
+        if !slow && !debug {
+            return;
+        }
+        let _entered = self.span.clone().entered();
+        let Handled { code, depth_met, ref topic, header, .. } = *handled;
+        let msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name);
+        if slow {
+            let elapsed_ms = elapsed.as_millis() as u64;
+            warn!(msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
+        }
+        if let Some(suppressed) = debug.then(|| crate::ratelog::request_lines().admit()).flatten() {
+            let (topic, queued, elapsed_us) = (topic.as_deref(), self.flow.in_flight(), elapsed.as_micros() as u64);
+            debug!(msg, code, topic, response_code, header, queued, elapsed_us, suppressed, "handled");
+        }
+    }
+
+    /// Queues a reply of `body_len` body bytes, finished at `now`, for the writer (`send`
+    /// puts it on the outbox).
+    fn reply(
+        &mut self,
+        body_len: usize,
+        now: Instant,
+        ctx: &mut Context<Self>,
+        send: impl FnOnce(&Outbox) -> Result<usize, CodecError>,
+    ) {
         let Some(outbox) = &self.outbox else {
             return;
         };
         self.last_activity = now;
-        if let Err(error) = self.flow.admit_reply(response.body.as_ref().map_or(0, |b| b.len())) {
+        if let Err(error) = self.flow.admit_reply(body_len) {
             // A peer that pipelines large requests and does not read their replies.
             let _entered = self.span.clone().entered();
             warn!(%error, "closing connection: reply budget exhausted");
             ctx.stop();
             return;
         }
-        if let Err(error) = outbox.send(response) {
+        if let Err(error) = send(outbox) {
             let _entered = self.span.clone().entered();
             warn!(%error, "closing connection: reply cannot be encoded");
             ctx.stop();
@@ -321,25 +350,6 @@ impl Connection {
     }
 }
 
-/// A request's debug line, at most `DEBUG_LINES_PER_SECOND` a second (see [`crate::ratelog`]);
-/// the limit's lock is taken only while the line is enabled.
-fn log_handled(
-    msg: &'static str,
-    code: i32,
-    topic: Option<&str>,
-    response: Option<&RemotingCommand>,
-    header: &'static str,
-    queued: usize,
-    elapsed: Duration,
-) {
-    if !tracing::enabled!(tracing::Level::DEBUG) {
-        return;
-    }
-    let Some(suppressed) = crate::ratelog::request_lines().admit() else { return };
-    let (response_code, elapsed_us) = (response.map(|r| r.code), elapsed.as_micros() as u64);
-    debug!(msg, code, topic, response_code, header, queued, elapsed_us, suppressed, "handled");
-}
-
 impl Actor for Connection {
     type Context = Context<Self>;
 
@@ -375,25 +385,11 @@ impl StreamHandler<Result<Admitted, FrameError>> for Connection {
         };
         let now = Instant::now();
         self.last_activity = now;
-        self.on_request(admitted, now, ctx);
-    }
-}
-
-impl StreamHandler<Vec<LaneAnswer>> for Connection {
-    /// Replies to the route-lane queries the batcher answered (one batch at a time).
-    fn handle(&mut self, answers: Vec<LaneAnswer>, ctx: &mut Context<Self>) {
-        let now = Instant::now();
-        let code = RequestCode::GetRouteinfoByTopic as i32;
-        for (ticket, answer) in answers {
-            let RouteTicket { opaque, serialize_type, begin, depth_met, topic } = ticket;
-            let response = self.dispatcher.lane_reply(answer, opaque, serialize_type);
-            let handled = Handled { code, begin, depth_met, topic, header: serialize_type.name() };
-            self.finish(handled, Some(response), now, ctx);
+        match admitted {
+            Admitted::Route(route) => self.on_route(route, now),
+            Admitted::Request { request, reservation } => self.on_request(request, reservation, now, ctx),
         }
     }
-
-    /// The answers never end while the connection lives: nothing to do.
-    fn finished(&mut self, _: &mut Context<Self>) {}
 }
 
 impl Handler<CloseConnection> for Connection {

@@ -15,6 +15,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::flow::Flow;
 use crate::protocol::codec::encode_frame;
+use crate::protocol::reply_template::ReplyTemplate;
 use crate::protocol::{CodecError, RemotingCommand};
 
 /// Buffers larger than this are not kept for reuse once written (one huge reply must not pin
@@ -51,9 +52,23 @@ impl Outbox {
 
     /// Encodes one reply onto the outgoing buffer; returns its size.
     pub fn send(&self, cmd: &RemotingCommand) -> Result<usize, CodecError> {
+        self.append(|buffer| encode_frame(cmd, buffer))
+    }
+
+    /// Frames one reply from `template` onto the outgoing buffer; returns its size.
+    pub fn send_from(&self, template: &ReplyTemplate, opaque: i32, body: &[u8]) -> usize {
+        let framed = self.append(|buffer| {
+            template.put_frame(opaque, body, buffer);
+            Ok(())
+        });
+        framed.unwrap_or_default()
+    }
+
+    /// Appends what `frame` writes to the outgoing buffer and wakes the writer.
+    fn append(&self, frame: impl FnOnce(&mut BytesMut) -> Result<(), CodecError>) -> Result<usize, CodecError> {
         let mut buffer = self.outgoing.buffer.borrow_mut();
         let before = buffer.len();
-        encode_frame(cmd, &mut buffer)?;
+        frame(&mut buffer)?;
         let len = buffer.len() - before;
         drop(buffer);
         self.flow.queued(len);

@@ -8,6 +8,7 @@ use crate::origin::ConnId;
 use crate::protocol::code::version;
 use crate::protocol::header::Fields;
 use crate::protocol::json::JsonStyle;
+use crate::protocol::reply_template::ReplyTemplate;
 use crate::protocol::{RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::messages::*;
 use actix::MailboxError;
@@ -57,6 +58,12 @@ impl Dispatcher {
         }
     }
 
+    /// Whether plain route queries may take the route lane: not where access control must
+    /// check each request.
+    pub fn route_lane_open(&self) -> bool {
+        self.acl.is_none()
+    }
+
     /// The query of `req` when it may take the route lane: a GET_ROUTEINFO_BY_TOPIC to answer,
     /// with its topic, on a server without access control. The topic is moved out of `req`.
     /// `None` sends it the general way ([`Dispatcher::dispatch`]).
@@ -78,6 +85,13 @@ impl Dispatcher {
     ) -> RemotingCommand {
         let outcome = answer.map_err(RequestError::from).and_then(route_outcome);
         self.respond(outcome, RequestCode::GetRouteinfoByTopic as i32, opaque, header)
+    }
+
+    /// The template of the reply to a lane query (its header read as `header`) that found its
+    /// route; `None` where that reply is not JSON.
+    pub fn route_found_template(&self, header: SerializeType) -> Option<&ReplyTemplate> {
+        let json = self.options.response_serialization.unwrap_or(header) == SerializeType::Json;
+        self.route_found.as_deref().filter(|_| json)
     }
 
     pub(super) async fn cluster_info(&self, conn: ConnId) -> Outcome {

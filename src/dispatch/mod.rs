@@ -17,6 +17,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use actix::MailboxError;
+use bytes::Bytes;
 use thiserror::Error;
 use tracing::debug;
 
@@ -29,8 +30,10 @@ use crate::origin::Origin;
 use crate::protocol::body::{BodyError, BodyLimits};
 use crate::protocol::command::FLAG_RESPONSE;
 use crate::protocol::header::HeaderError;
+use crate::protocol::reply_template::ReplyTemplate;
 use crate::protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::binding::BoundElsewhere;
+use crate::registry::messages::RouteAnswer;
 use crate::registry::topic_limit::RegisterRefused;
 use crate::registry::RegistryHandle;
 use crate::settings::{LargeBodyDecode, ResponseSerializeType, Settings, UpdateError};
@@ -166,6 +169,9 @@ pub struct Dispatcher {
     large_replies: Arc<tokio::sync::Semaphore>,
     /// Access control, when on.
     acl: Option<Arc<Acl>>,
+    /// The reply to a route-lane query that found its route, but for opaque and body, when
+    /// replies are JSON.
+    route_found: Option<Arc<ReplyTemplate>>,
 }
 
 type Outcome = Result<RemotingCommand, RequestError>;
@@ -176,7 +182,10 @@ impl Dispatcher {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let large_decodes = Arc::new(tokio::sync::Semaphore::new(cores));
         let large_replies = Arc::new(tokio::sync::Semaphore::new(cores));
-        Self { actors, options: Arc::new(options), large_decodes, large_replies, acl: None }
+        let dispatcher =
+            Self { actors, options: Arc::new(options), large_decodes, large_replies, acl: None, route_found: None };
+        let found = dispatcher.lane_reply(Ok(RouteAnswer::Found(Bytes::new())), 0, SerializeType::Json);
+        Self { route_found: ReplyTemplate::json(&found).map(Arc::new), ..dispatcher }
     }
 
     /// This dispatcher with access control checking every request first.
