@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
+use compact_str::CompactString;
 use thiserror::Error;
 use tokio_util::codec::Decoder;
 
@@ -53,9 +54,9 @@ impl Drop for FrameReservation {
 /// A complete frame, as its connection takes it.
 #[derive(Debug)]
 pub enum Admitted {
-    /// A request, with the budget its frame holds (`None` for small frames), dropped once the
-    /// request has been handled.
-    Request { request: RemotingCommand, reservation: Option<FrameReservation> },
+    /// A request read at `read_at`, with the budget its frame holds (`None` for small frames),
+    /// dropped once the request has been handled.
+    Request { request: RemotingCommand, reservation: Option<FrameReservation>, read_at: Instant },
     /// A plain route query read straight off its frame, for the route lane (only where the
     /// codec was told the lane is open).
     Route(RouteFrame),
@@ -65,10 +66,12 @@ pub enum Admitted {
 /// `acceptStandardJsonOnly`), all the route lane needs of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteFrame {
+    /// When its frame was read.
+    pub read_at: Instant,
     /// The request's opaque.
     pub opaque: i32,
     /// The topic asked for.
-    pub topic: String,
+    pub topic: CompactString,
     /// The JSON style the client reads route bodies in.
     pub style: JsonStyle,
 }
@@ -105,6 +108,9 @@ pub struct AdmittedCodec {
     first: bool,
     /// Plain route queries are read as [`Admitted::Route`].
     route_lane: bool,
+    /// When the frames now in the buffer were read: taken at the first frame decoded after a
+    /// read, shared by the frames that read brought (one clock read per read, not per frame).
+    read_at: Option<Instant>,
 }
 
 impl AdmittedCodec {
@@ -115,7 +121,16 @@ impl AdmittedCodec {
         receiving_since: Rc<Cell<Option<Instant>>>,
         received: Counter,
     ) -> Self {
-        AdmittedCodec { codec, budget, reserved: 0, receiving_since, received, first: true, route_lane: false }
+        AdmittedCodec {
+            codec,
+            budget,
+            reserved: 0,
+            receiving_since,
+            received,
+            first: true,
+            route_lane: false,
+            read_at: None,
+        }
     }
 
     /// This decoder, reading plain route queries as [`Admitted::Route`] (only where the
@@ -125,11 +140,17 @@ impl AdmittedCodec {
         self
     }
 
+    /// When the frames now in the buffer were read.
+    fn read_at(&mut self) -> Instant {
+        *self.read_at.get_or_insert_with(Instant::now)
+    }
+
     /// The plain route query at the front of `src`, taken off it.
     fn route(&mut self, src: &mut BytesMut) -> Option<RouteFrame> {
         let (header, size) = self.codec.peek_route(src).filter(|(_, size)| *size <= SMALL_FRAME_BYTES)?;
         let style = if header.standard_json() { JsonStyle::Standard } else { JsonStyle::Fastjson };
-        let frame = RouteFrame { opaque: header.opaque, topic: header.topic.to_owned(), style };
+        let read_at = self.read_at();
+        let frame = RouteFrame { read_at, opaque: header.opaque, topic: header.topic.into(), style };
         src.advance(size);
         self.received.inc_by(size as u64);
         self.receiving_since.set(None);
@@ -188,8 +209,10 @@ impl Decoder for AdmittedCodec {
             // What follows in the buffer is decoded next: if it is not whole, that decode
             // starts its clock (no clock read per frame of a pipelined batch).
             self.receiving_since.set(None);
-            return Ok(Some(Admitted::Request { request: cmd, reservation }));
+            return Ok(Some(Admitted::Request { request: cmd, reservation, read_at: self.read_at() }));
         }
+        // The next frame comes with the next read.
+        self.read_at = None;
         if src.capacity() - src.len() < READ_ROOM_BYTES {
             // Once the frames read are dropped this takes back the room they used, in place.
             src.reserve(READ_ROOM_BYTES);
@@ -348,9 +371,10 @@ mod tests {
         let total = src.len();
         let mut lane = new().with_route_lane();
         let routes: Vec<_> = (0..2).map(|_| lane.decode(&mut src).unwrap().unwrap()).collect();
-        let expect = |topic: &str, opaque, style| RouteFrame { opaque, topic: topic.into(), style };
-        assert!(matches!(&routes[0], Admitted::Route(r) if *r == expect("T", 7, JsonStyle::Standard)), "{routes:?}");
-        assert!(matches!(&routes[1], Admitted::Route(r) if *r == expect("U", 8, JsonStyle::Fastjson)), "{routes:?}");
+        let [Admitted::Route(first), Admitted::Route(second)] = &routes[..] else { panic!("two routes: {routes:?}") };
+        assert_eq!((first.topic.as_str(), first.opaque, first.style), ("T", 7, JsonStyle::Standard));
+        assert_eq!((second.topic.as_str(), second.opaque, second.style), ("U", 8, JsonStyle::Fastjson));
+        assert_eq!(first.read_at, second.read_at, "frames of one read share its time");
         let with_body = lane.decode(&mut src).unwrap().unwrap();
         assert!(matches!(with_body, Admitted::Request { .. }), "a route query with a body goes the general way");
         assert_eq!(counted.get(), total as u64, "every frame's bytes counted");

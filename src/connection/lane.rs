@@ -19,11 +19,11 @@ use crate::registry::messages::{GetRouteInfo, RouteAnswer};
 const ROUTE: i32 = RequestCode::GetRouteinfoByTopic as i32;
 
 impl Connection {
-    /// Sends a plain route query received at `begin` down the route lane.
-    pub(super) fn on_route(&mut self, route: RouteFrame, begin: Instant) {
-        let RouteFrame { opaque, topic, style } = route;
+    /// Sends a plain route query down the route lane.
+    pub(super) fn on_route(&mut self, route: RouteFrame) {
+        let RouteFrame { read_at: begin, opaque, topic, style } = route;
         // Its topic for the debug line, copied only while that line is enabled.
-        let logged = tracing::enabled!(tracing::Level::DEBUG).then(|| topic.clone());
+        let logged = tracing::enabled!(tracing::Level::DEBUG).then(|| topic.to_string());
         self.flow.request_started();
         let depth_met = self.context.registry.depth();
         let query = GetRouteInfo { conn: self.origin.conn, topic, style, zone: None };
@@ -59,12 +59,13 @@ impl Connection {
 
 impl StreamHandler<Vec<LaneAnswer>> for Connection {
     /// Replies to the route-lane queries the batcher answered (one batch at a time).
-    fn handle(&mut self, answers: Vec<LaneAnswer>, ctx: &mut Context<Self>) {
+    fn handle(&mut self, mut answers: Vec<LaneAnswer>, ctx: &mut Context<Self>) {
         let now = Instant::now();
         let mut tally = self.context.metrics.tally(ROUTE);
-        for (ticket, answer) in answers {
+        for (ticket, answer) in answers.drain(..) {
             self.answer_route(ticket, answer, now, &mut tally, ctx);
         }
+        self.answered.recycle(answers);
         self.context.metrics.add_tally(&tally);
         self.close_if_drained();
     }

@@ -111,8 +111,10 @@ pub struct Connection {
     last_activity: Instant,
     /// It carried a REGISTER_BROKER: its close removes that broker.
     carried_registration: bool,
-    /// The server's stop signal, until `started` subscribes to it.
+    /// The server's stop signal, until `started` hands it to the task that watches it.
     stop: Option<broadcast::Receiver<()>>,
+    /// That task, ended with the connection.
+    stop_watch: Option<tokio::task::JoinHandle<()>>,
     /// Dropped with the actor: how the server counts connections still draining.
     _done: mpsc::Sender<()>,
 }
@@ -171,6 +173,7 @@ impl Connection {
                 last_activity: Instant::now(),
                 carried_registration: false,
                 stop: Some(lifecycle.stop),
+                stop_watch: None,
                 _done: lifecycle.done,
             }
         })
@@ -357,7 +360,16 @@ impl Actor for Connection {
         let _entered = self.span.clone().entered();
         debug!("connection opened");
         if let Some(mut stop) = self.stop.take() {
-            ctx.spawn(async move { stop.recv().await }.into_actor(self).map(|_, conn, ctx| conn.stop_reading(ctx)));
+            // A task of its own, not a future of the actor's: the context polls each of its
+            // futures at every wake-up, which for this one was a lock taken per frame.
+            let connection = ctx.address().downgrade();
+            self.stop_watch = Some(actix::spawn(async move {
+                // Fired, lagged or closed: the server is going either way.
+                let _ = stop.recv().await;
+                if let Some(connection) = connection.upgrade() {
+                    connection.do_send(StopReading);
+                }
+            }));
         }
         let shortest = self.context.idle_timeout.min(self.context.frame_timeout);
         let check_every = (shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
@@ -366,6 +378,9 @@ impl Actor for Connection {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         let _entered = self.span.clone().entered();
+        if let Some(watch) = self.stop_watch.take() {
+            watch.abort();
+        }
         debug!("connection closed");
         if self.carried_registration {
             self.context.registry.tell(ConnectionClosed { conn: self.origin.conn });
@@ -383,12 +398,29 @@ impl StreamHandler<Result<Admitted, FrameError>> for Connection {
             Ok(admitted) => admitted,
             Err(error) => return self.on_frame_error(error, ctx),
         };
-        let now = Instant::now();
-        self.last_activity = now;
         match admitted {
-            Admitted::Route(route) => self.on_route(route, now),
-            Admitted::Request { request, reservation } => self.on_request(request, reservation, now, ctx),
+            Admitted::Route(route) => {
+                self.last_activity = route.read_at;
+                self.on_route(route);
+            }
+            Admitted::Request { request, reservation, read_at } => {
+                self.last_activity = read_at;
+                self.on_request(request, reservation, read_at, ctx);
+            }
         }
+    }
+}
+
+/// The server is stopping (sent by the task watching its stop signal).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct StopReading;
+
+impl Handler<StopReading> for Connection {
+    type Result = ();
+
+    fn handle(&mut self, _: StopReading, ctx: &mut Context<Self>) {
+        self.stop_reading(ctx);
     }
 }
 

@@ -102,7 +102,10 @@ impl Queued {
             if self.outgoing.closed.get() {
                 return Poll::Ready(Ok(0));
             }
-            *self.outgoing.writer.borrow_mut() = Some(cx.waker().clone());
+            let mut writer = self.outgoing.writer.borrow_mut();
+            if !writer.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *writer = Some(cx.waker().clone());
+            }
             return Poll::Pending;
         }
         let n = std::task::ready!(std::pin::Pin::new(io).poll_write(cx, &buffer[*written..]))?;

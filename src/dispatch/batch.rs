@@ -69,6 +69,8 @@ pub type LaneAnswer = (RouteTicket, Result<RouteAnswer, MailboxError>);
 #[derive(Default)]
 pub struct Answered {
     ready: RefCell<Vec<LaneAnswer>>,
+    /// The vector the connection gave back after its last batch, to queue the next one in.
+    spare: RefCell<Vec<LaneAnswer>>,
     taker: RefCell<Option<Waker>>,
 }
 
@@ -79,6 +81,12 @@ impl Answered {
         (answered.clone(), AnsweredStream(answered))
     }
 
+    /// Gives back a batch's vector, emptied, for a later batch (no allocation per batch).
+    pub fn recycle(&self, mut batch: Vec<LaneAnswer>) {
+        batch.clear();
+        *self.spare.borrow_mut() = batch;
+    }
+
     fn push(&self, answer: LaneAnswer) {
         self.ready.borrow_mut().push(answer);
         if let Some(taker) = self.taker.borrow_mut().take() {
@@ -87,7 +95,8 @@ impl Answered {
     }
 }
 
-/// Yields the answers queued for one connection, everything queued at once; never ends.
+/// Yields the answers queued for one connection, everything queued at once (give the vector
+/// back with [`Answered::recycle`]); never ends.
 pub struct AnsweredStream(Rc<Answered>);
 
 impl Stream for AnsweredStream {
@@ -96,10 +105,14 @@ impl Stream for AnsweredStream {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Vec<LaneAnswer>>> {
         let mut ready = self.0.ready.borrow_mut();
         if ready.is_empty() {
-            *self.0.taker.borrow_mut() = Some(cx.waker().clone());
+            let mut taker = self.0.taker.borrow_mut();
+            if !taker.as_ref().is_some_and(|t| t.will_wake(cx.waker())) {
+                *taker = Some(cx.waker().clone());
+            }
             return Poll::Pending;
         }
-        Poll::Ready(Some(std::mem::take(&mut *ready)))
+        let spare = std::mem::take(&mut *self.0.spare.borrow_mut());
+        Poll::Ready(Some(std::mem::replace(&mut *ready, spare)))
     }
 }
 

@@ -27,7 +27,7 @@ fn route_query(conn: ConnId, req: &RemotingCommand, topic: String) -> GetRouteIn
     let style = if standard { JsonStyle::Standard } else { JsonStyle::Fastjson };
     let zone_mode = f.optional_bool("__ZONE_MODE") == Some(true);
     let zone = f.optional("__ZONE_NAME").filter(|z| zone_mode && !z.trim().is_empty()).map(str::to_owned);
-    GetRouteInfo { conn, topic, style, zone }
+    GetRouteInfo { conn, topic: topic.into(), style, zone }
 }
 
 /// The reply to a route query from what the registry found.

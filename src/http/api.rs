@@ -170,7 +170,7 @@ async fn route(state: web::Data<HttpState>, permits: web::Data<ApiPermits>, topi
         return busy();
     };
     let query =
-        GetRouteInfo { conn: ConnId::SERVER, topic: topic.into_inner(), style: JsonStyle::Standard, zone: None };
+        GetRouteInfo { conn: ConnId::SERVER, topic: topic.into_inner().into(), style: JsonStyle::Standard, zone: None };
     match ask(&state, query).await {
         Ok(RouteAnswer::Found(body)) => HttpResponse::Ok().content_type("application/json").body(body),
         Ok(RouteAnswer::NotFound(_)) => HttpResponse::NotFound().json(json!({"error": "no route for this topic"})),

@@ -9,9 +9,9 @@
 //! once against the budget; each topic's entry counts its own overhead.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use bytes::Bytes;
+use compact_str::CompactString;
 
 use crate::protocol::json::JsonStyle;
 
@@ -37,9 +37,10 @@ impl Entry {
 /// Route bodies by topic, holding at most `max_bytes` of bodies and entries.
 #[derive(Debug, Default)]
 pub struct RouteCache {
-    entries: hashbrown::HashMap<Arc<str>, Entry>,
+    /// Keys up to 24 bytes are held inline: a lookup compares them without another cache miss.
+    entries: hashbrown::HashMap<CompactString, Entry>,
     /// Topics in the order they were cached; may hold topics forgotten since (skipped).
-    order: VecDeque<Arc<str>>,
+    order: VecDeque<CompactString>,
     /// Each distinct body held, with how many slots hold it.
     bodies: hashbrown::HashMap<Bytes, usize>,
     bytes: usize,
@@ -77,7 +78,7 @@ impl RouteCache {
         let entry = match self.entries.get_mut(topic) {
             Some(e) => e,
             None => {
-                let key: Arc<str> = Arc::from(topic);
+                let key = CompactString::from(topic);
                 self.bytes += ENTRY_OVERHEAD_BYTES + topic.len();
                 self.order.push_back(key.clone());
                 self.entries.entry(key).or_default()

@@ -92,7 +92,7 @@ impl Apply<RouteRegistry> for GetRouteInfo {
                 cached.or_else(|| registry.tables.route_body(&self.topic, self.style))
             }
         };
-        body.map_or(RouteAnswer::NotFound(self.topic), RouteAnswer::Found)
+        body.map_or_else(|| RouteAnswer::NotFound(self.topic.into()), RouteAnswer::Found)
     }
 }
 
