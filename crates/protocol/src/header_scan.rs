@@ -12,6 +12,7 @@
 use super::code::{version, LanguageCode, RequestCode};
 use super::command::{ExtFields, RemotingCommand, SerializeType, FLAG_ONEWAY, FLAG_RESPONSE};
 use super::json_cursor::Cursor;
+use super::route_layout;
 
 /// The command in `header` when it is a plain header, `None` when the general reader must decide.
 pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
@@ -56,6 +57,11 @@ impl RouteHeader<'_> {
 /// topic and no ext field but `topic` and `acceptStandardJsonOnly`; `None` otherwise (the
 /// request then goes the general way). Reads what [`scan`] reads, keeping only this.
 pub fn scan_route(header: &[u8]) -> Option<RouteHeader<'_>> {
+    route_layout::java_route(header).or_else(|| walk_route(header))
+}
+
+/// [`scan_route`] by walking the header key by key, whatever its layout.
+pub(crate) fn walk_route(header: &[u8]) -> Option<RouteHeader<'_>> {
     let mut sink = RouteSink::default();
     walk(header, &mut sink)?;
     let plain = sink.code == RequestCode::GetRouteinfoByTopic as i32 && sink.flag & (FLAG_ONEWAY | FLAG_RESPONSE) == 0;

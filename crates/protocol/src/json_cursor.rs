@@ -25,7 +25,7 @@ const MAX_SKIP_DEPTH: u32 = 16;
 /// and control characters with the usual carry tricks (a flag can be wrong only above a right
 /// one, so the lowest flag is the first stop).
 #[inline(always)]
-fn plain_len(bytes: &[u8]) -> usize {
+pub(crate) fn plain_len(bytes: &[u8]) -> usize {
     const ONES: u64 = u64::from_le_bytes([1; 8]);
     const HIGHS: u64 = ONES << 7;
     let zero_byte = |word: u64| word.wrapping_sub(ONES) & !word;
@@ -42,6 +42,30 @@ fn plain_len(bytes: &[u8]) -> usize {
         at += 8;
     }
     at + bytes[at..].iter().position(|&b| STOPS[b as usize]).unwrap_or(bytes.len() - at)
+}
+
+/// The integer at the start of `bytes` in JSON's grammar (no fraction or exponent) of at most
+/// `max_digits` digits, and how many bytes it takes.
+#[inline(always)]
+pub(crate) fn plain_integer(bytes: &[u8], max_digits: usize) -> Option<(i64, usize)> {
+    let negative = bytes.first() == Some(&b'-');
+    let start = usize::from(negative);
+    let (mut end, mut magnitude) = (start, 0i64);
+    while let Some(&digit @ b'0'..=b'9') = bytes.get(end) {
+        if end - start == max_digits {
+            return None;
+        }
+        magnitude = magnitude * 10 + i64::from(digit - b'0');
+        end += 1;
+    }
+    let digits = end - start;
+    if digits == 0 || (digits > 1 && bytes[start] == b'0') || matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    if negative && magnitude == 0 {
+        return None; // JSON readers take `-0` for a float
+    }
+    Some((if negative { -magnitude } else { magnitude }, end))
 }
 
 /// A position in a JSON text known to be UTF-8.
@@ -186,26 +210,9 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     fn integer(&mut self, max_digits: usize) -> Option<i64> {
         self.skip_space();
-        let rest = self.bytes.get(self.at..)?;
-        let negative = rest.first() == Some(&b'-');
-        let start = usize::from(negative);
-        let (mut end, mut magnitude) = (start, 0i64);
-        while let Some(&digit @ b'0'..=b'9') = rest.get(end) {
-            if end - start == max_digits {
-                return None;
-            }
-            magnitude = magnitude * 10 + i64::from(digit - b'0');
-            end += 1;
-        }
-        let digits = end - start;
-        if digits == 0 || (digits > 1 && rest[start] == b'0') || matches!(rest.get(end), Some(b'.' | b'e' | b'E')) {
-            return None;
-        }
-        if negative && magnitude == 0 {
-            return None; // JSON readers take `-0` for a float
-        }
-        self.at += end;
-        Some(if negative { -magnitude } else { magnitude })
+        let (value, len) = plain_integer(self.bytes.get(self.at..)?, max_digits)?;
+        self.at += len;
+        Some(value)
     }
 
     /// Skips a plain string, integer or literal.

@@ -28,6 +28,7 @@ pub mod register_json;
 pub mod register_scan;
 pub mod reply_template;
 pub mod response_body;
+pub mod route_layout;
 pub mod sniff;
 
 pub use code::{LanguageCode, RequestCode, ResponseCode};
