@@ -1,11 +1,13 @@
 //! The `Connection` actor: one per TCP channel. Decodes frames (`frames`: admitted against the
-//! global budget of partly received frames), hands each request to the dispatcher, queues the
-//! answers for its writer (`writer`, possibly out of order), and stops reading while too much is
-//! in flight or queued (`flow`). It closes itself on a bad frame, a frame not completed in time,
-//! when idle, or once drained after the server told it to stop. A connection that carried a
+//! global budget of partly received frames), sends plain route queries down its route lane
+//! (`lane`) and every other request to the dispatcher, queues the answers for its writer
+//! (`writer`, possibly out of order), and stops reading while too much is in flight or queued
+//! (`flow`). It closes itself on a bad frame, a frame not completed in time, when idle
+//! (`closing`), or once drained after the server told it to stop. A connection that carried a
 //! broker registration tells the registry when it closes, so that broker goes at once.
 
 pub mod budget;
+mod closing;
 pub mod flow;
 pub mod frames;
 mod lane;
@@ -309,46 +311,6 @@ impl Connection {
     fn close_if_drained(&mut self) {
         if self.reading.is_none() && self.flow.in_flight() == 0 {
             self.outbox = None;
-        }
-    }
-
-    /// Closes the connection over a frame it cannot take.
-    fn on_frame_error(&mut self, error: FrameError, ctx: &mut Context<Self>) {
-        let _entered = self.span.clone().entered();
-        match error {
-            FrameError::BudgetExhausted { frame, held, max } => {
-                // Never unbounded growth: a large frame that does not fit closes its connection.
-                warn!(frame, held, max, "closing connection: frame budget exhausted");
-                ctx.stop();
-            }
-            FrameError::Foreign(foreign) => {
-                warn!("closing connection: {foreign}");
-                ctx.stop();
-            }
-            FrameError::Codec(error) => {
-                // A frame we cannot delimit or parse leaves the stream unusable: close only this one.
-                warn!(%error, "closing connection: malformed frame");
-                ctx.stop();
-            }
-            FrameError::Io(error) => {
-                debug!(%error, "closing connection: read failed");
-                ctx.stop();
-            }
-        }
-    }
-
-    /// Closes a connection idle too long, or whose frame is not complete in time.
-    fn check_timeouts(&mut self, ctx: &mut Context<Self>) {
-        let idle_timeout = self.context.idle_timeout;
-        if self.flow.in_flight() == 0 && self.last_activity.elapsed() >= idle_timeout {
-            let _entered = self.span.clone().entered();
-            debug!(idle_secs = idle_timeout.as_secs(), "closing idle connection");
-            ctx.stop();
-        } else if let Some(since) = self.receiving_since.get().filter(|s| s.elapsed() >= self.context.frame_timeout) {
-            let _entered = self.span.clone().entered();
-            let waited_ms = since.elapsed().as_millis() as u64;
-            warn!(waited_ms, "closing connection: frame not complete within the receive deadline");
-            ctx.stop();
         }
     }
 }

@@ -9,10 +9,11 @@
 //! makes it give up, and the caller reads the header with the general reader. So the two cannot
 //! disagree on what a header means, only on how fast it is read.
 
-use super::code::{version, LanguageCode, RequestCode};
+use super::code::{LanguageCode, RequestCode};
 use super::command::{ExtFields, RemotingCommand, SerializeType, FLAG_ONEWAY, FLAG_RESPONSE};
 use super::json_cursor::Cursor;
 use super::route_layout;
+pub use super::route_layout::RouteHeader;
 
 /// The command in `header` when it is a plain header, `None` when the general reader must decide.
 pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
@@ -29,28 +30,6 @@ pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
     });
     walk(header, &mut sink)?;
     Some(sink.0)
-}
-
-/// What a plain GET_ROUTEINFO_BY_TOPIC request header asks, borrowed from the header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RouteHeader<'h> {
-    /// The request's opaque.
-    pub opaque: i32,
-    /// The topic (`extFields.topic`).
-    pub topic: &'h str,
-    /// The client's version.
-    pub version: i32,
-    /// `extFields.acceptStandardJsonOnly`, when sent.
-    pub accept_standard_json_only: Option<&'h str>,
-}
-
-impl RouteHeader<'_> {
-    /// Whether the route body goes in standard JSON (Java: version >= V4_9_4 or
-    /// `acceptStandardJsonOnly` "true" in any case), rather than fastjson's.
-    pub fn standard_json(&self) -> bool {
-        self.version >= version::V4_9_4
-            || self.accept_standard_json_only.is_some_and(|v| v.eq_ignore_ascii_case("true"))
-    }
 }
 
 /// The header when it is a plain JSON header of a two-way GET_ROUTEINFO_BY_TOPIC request with a
@@ -211,203 +190,5 @@ impl<'h> Sink<'h> for RouteSink<'h> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::header_json;
-
-    /// `scan` either gives up or reads what the general reader reads.
-    fn agrees(header: &str) -> bool {
-        let general = header_json::decode_general(header.as_bytes());
-        match scan(header.as_bytes()) {
-            Some(cmd) => {
-                assert_eq!(Some(&cmd), general.as_ref().ok(), "scanner and general reader differ on {header}");
-                true
-            }
-            None => false,
-        }
-    }
-
-    #[test]
-    fn reads_the_headers_clients_send() {
-        for header in [
-            r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":42,"serializeTypeCurrentRPC":"JSON","version":479}"#,
-            r#"{"code":322,"flag":0,"language":"RUST","opaque":-7,"version":0,"remark":"r"}"#,
-            r#" { "code" : 904 , "extFields" : { } , "opaque" : 2147483647 } "#,
-            r#"{"code":105,"extFields":{"topic":"a","topic":"b"},"unknown":null,"other":true,"n":-12}"#,
-            r#"{"language":"KLINGON","code":-2147483648}"#,
-            "{}",
-        ] {
-            assert!(agrees(header), "should be read by the scanner: {header}");
-        }
-        let cmd = scan(br#"{"code":105,"extFields":{"topic":"T"},"opaque":9}"#).unwrap();
-        assert_eq!((cmd.code, cmd.opaque, cmd.ext("topic")), (105, 9, Some("T")));
-    }
-
-    #[test]
-    fn gives_up_on_anything_unexpected() {
-        for header in [
-            r#"{"code":1,"code":2}"#,
-            r#"{"code":"1"}"#,
-            r#"{"code":1.0}"#,
-            r#"{"code":1e3}"#,
-            r#"{"code":01}"#,
-            r#"{"code":-0}"#,
-            r#"{"code":2147483648}"#,
-            r#"{"code":12345678901}"#,
-            r#"{"remark":null}"#,
-            r#"{"language":9}"#,
-            r#"{"extFields":null}"#,
-            r#"{"extFields":{"n":5}}"#,
-            r#"{"extFields":{"t":"a\"b"}}"#,
-            r#"{"x":[1]}"#,
-            r#"{"x":{"y":1}}"#,
-            r#"{"co\u0064e":1}"#,
-            "{\"t\":\"a\tb\"}",
-            r#"{"code":1} x"#,
-            r#"{"code":1,}"#,
-            r#"{"code":1"#,
-            r#"["code"]"#,
-            "",
-        ] {
-            assert!(!agrees(header), "should be left to the general reader: {header}");
-        }
-        assert!(scan(b"{\"t\":\"\xff\"}").is_none(), "not UTF-8");
-    }
-
-    #[test]
-    fn agrees_with_the_general_reader_on_generated_headers() {
-        let pieces = [
-            "\"code\":105",
-            "\"code\":-1",
-            "\"opaque\":0",
-            "\"flag\":3",
-            "\"version\":479",
-            "\"language\":\"GO\"",
-            "\"remark\":\"x\"",
-            "\"extFields\":{\"topic\":\"T\",\"k\":\"\"}",
-            "\"extFields\":{}",
-            "\"z\":\"JSON\"",
-            "\"z\":false",
-            "\"z\":7",
-            "\"code\":1.5",
-            "\"remark\":null",
-            " ",
-            "\"code\":007",
-        ];
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let (mut read, mut left) = (0, 0);
-        for _ in 0..20_000 {
-            let mut header = String::from("{");
-            for i in 0..next() % 5 {
-                if i > 0 {
-                    header.push(',');
-                }
-                header.push_str(pieces[(next() % pieces.len() as u64) as usize]);
-            }
-            header.push('}');
-            if agrees(&header) {
-                read += 1;
-            } else {
-                left += 1;
-            }
-        }
-        assert!(read > 1000 && left > 1000, "both paths exercised: {read} read, {left} left");
-    }
-
-    /// What `scan_route` must say of `header`: exactly the route of the command `scan` reads,
-    /// when that command is a plain two-way route query.
-    fn route_agrees(header: &str) -> bool {
-        let route = scan_route(header.as_bytes());
-        let cmd = scan(header.as_bytes());
-        let expected = cmd.as_ref().and_then(|cmd| {
-            let ext = cmd.ext_fields.as_ref()?;
-            let known = ext.iter().all(|(k, _)| k == "topic" || k == "acceptStandardJsonOnly");
-            let plain = cmd.code == 105 && !cmd.is_oneway() && !cmd.is_response() && known;
-            let topic = ext.get("topic").filter(|_| plain)?;
-            Some(RouteHeader {
-                opaque: cmd.opaque,
-                topic,
-                version: cmd.version,
-                accept_standard_json_only: ext.get("acceptStandardJsonOnly"),
-            })
-        });
-        assert_eq!(route, expected, "{header}");
-        route.is_some()
-    }
-
-    #[test]
-    fn route_queries_are_read_as_the_command_scan_reads() {
-        let header = r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":42,"serializeTypeCurrentRPC":"JSON","version":479}"#;
-        let route = scan_route(header.as_bytes()).expect("a plain route query");
-        assert_eq!((route.opaque, route.topic, route.version), (42, "TopicTest", 479));
-        assert!(route.standard_json(), "479 is past V4_9_4");
-        let old =
-            scan_route(br#"{"code":105,"extFields":{"topic":"T","acceptStandardJsonOnly":"TRUE"},"version":317}"#);
-        assert!(old.expect("plain").standard_json(), "asked for standard JSON in any case");
-        let fastjson =
-            scan_route(br#"{"code":105,"extFields":{"topic":"T","acceptStandardJsonOnly":"yes"},"version":317}"#);
-        assert!(!fastjson.expect("plain").standard_json());
-        for header in [
-            r#"{"code":105,"flag":2,"extFields":{"topic":"T"}}"#,
-            r#"{"code":105,"flag":1,"extFields":{"topic":"T"}}"#,
-            r#"{"code":106,"extFields":{"topic":"T"}}"#,
-            r#"{"code":105,"extFields":{"topic":"T","__ZONE_MODE":"true"}}"#,
-            r#"{"code":105,"extFields":{}}"#,
-            r#"{"code":105}"#,
-            r#"{"code":105,"extFields":{"topic":"a\"b"}}"#,
-        ] {
-            assert!(!route_agrees(header), "not for the lane: {header}");
-        }
-    }
-
-    #[test]
-    fn route_queries_of_generated_headers_are_read_as_the_command_scan_reads() {
-        let pieces = [
-            "\"code\":105",
-            "\"code\":322",
-            "\"flag\":0",
-            "\"flag\":2",
-            "\"opaque\":-5",
-            "\"version\":399",
-            "\"version\":401",
-            "\"language\":\"JAVA\"",
-            "\"remark\":\"r\"",
-            "\"extFields\":{\"topic\":\"T\"}",
-            "\"extFields\":{\"topic\":\"T\",\"topic\":\"U\"}",
-            "\"extFields\":{\"topic\":\"T\",\"acceptStandardJsonOnly\":\"true\"}",
-            "\"extFields\":{\"topic\":\"T\",\"k\":\"v\"}",
-            "\"extFields\":{\"topic\":7}",
-            "\"z\":null",
-        ];
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let (mut read, mut left) = (0, 0);
-        for _ in 0..20_000 {
-            let mut header = String::from("{");
-            for i in 0..seed % 6 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                if i > 0 {
-                    header.push(',');
-                }
-                header.push_str(pieces[(seed % pieces.len() as u64) as usize]);
-            }
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            header.push('}');
-            if route_agrees(&header) {
-                read += 1;
-            } else {
-                left += 1;
-            }
-        }
-        assert!(read > 200 && left > 200, "both answers exercised: {read} read, {left} left");
-    }
-}
+#[path = "header_scan_tests.rs"]
+mod tests;

@@ -6,9 +6,31 @@
 //! [`crate::header_scan`] reads the same way (plain strings, plain `i32`s, literal keys), so
 //! wherever it matches both read the same header; anything else is left to the walk.
 
+use super::code::version;
 use super::command::{FLAG_ONEWAY, FLAG_RESPONSE};
-use super::header_scan::RouteHeader;
 use super::json_cursor::{plain_integer, plain_len};
+
+/// What a plain GET_ROUTEINFO_BY_TOPIC request header asks, borrowed from the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteHeader<'h> {
+    /// The request's opaque.
+    pub opaque: i32,
+    /// The topic (`extFields.topic`).
+    pub topic: &'h str,
+    /// The client's version.
+    pub version: i32,
+    /// `extFields.acceptStandardJsonOnly`, when sent.
+    pub accept_standard_json_only: Option<&'h str>,
+}
+
+impl RouteHeader<'_> {
+    /// Whether the route body goes in standard JSON (Java: version >= V4_9_4 or
+    /// `acceptStandardJsonOnly` "true" in any case), rather than fastjson's.
+    pub fn standard_json(&self) -> bool {
+        self.version >= version::V4_9_4
+            || self.accept_standard_json_only.is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+}
 
 /// The pieces between the values, in order.
 const OPEN: &[u8] = br#"{"code":105,"extFields":{"topic":""#;
@@ -87,7 +109,6 @@ impl<'h> Layout<'h> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::header_scan::walk_route;
 
     fn java(topic: &str, flag: &str, language: &str, opaque: &str, version: &str) -> String {
         format!(
@@ -103,47 +124,5 @@ mod tests {
             (route.topic, route.opaque, route.version, route.accept_standard_json_only),
             ("TopicTest", 42, 479, None)
         );
-    }
-
-    /// Wherever the layout matches, the walk reads the same route; the layout leaves to the walk
-    /// whatever it does not match exactly.
-    #[test]
-    fn agrees_with_the_walk_on_variations_and_damage() {
-        let topics = ["T", "BenchTopic-c0-17", "%RETRY%group", "t\\\"q", "tö", "", "a\tb"];
-        let flags = ["0", "2", "1", "-0", "00", "4"];
-        let languages = ["JAVA", "RUST", "", "x\\u0041"];
-        let numbers = ["0", "-1", "2147483647", "2147483648", "1.5", "1e3", "007", "-2147483648"];
-        let (mut matched, mut left) = (0, 0);
-        let mut check = |header: &[u8]| {
-            let walked = walk_route(header);
-            match java_route(header) {
-                Some(route) => {
-                    assert_eq!(Some(route), walked, "{}", String::from_utf8_lossy(header));
-                    matched += 1;
-                }
-                None => left += 1,
-            }
-        };
-        for topic in topics {
-            for flag in flags {
-                for language in languages {
-                    for opaque in numbers {
-                        for version in ["479", "317", "1e2"] {
-                            let header = java(topic, flag, language, opaque, version);
-                            check(header.as_bytes());
-                            for cut in [1, header.len() / 2, header.len() - 1] {
-                                check(&header.as_bytes()[..cut]);
-                                let mut damaged = header.clone().into_bytes();
-                                damaged[cut] = b' ';
-                                check(&damaged);
-                                damaged[cut] = 0xff;
-                                check(&damaged);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        assert!(matched > 200 && left > 1000, "both answers exercised: {matched} matched, {left} left");
     }
 }
