@@ -45,7 +45,7 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "json_header",
         run: json_header,
-        about: "header_json::decode (serialize type 0), the scanner checked against the general reader",
+        about: "header_json::decode (serialize type 0), the scanner and the route lane's reader checked against the general reader",
     },
     Target { name: "binary_header", run: binary_header, about: "header_binary::decode (ROCKETMQ, serialize type 1)" },
     Target {
@@ -112,6 +112,14 @@ fn json_header(data: &[u8]) {
     }
     if let Ok(cmd) = header_json::decode(data) {
         assert_reencodes(&cmd);
+    }
+    if let Some(route) = header_scan::scan_route(data) {
+        let general =
+            header_json::decode_general(data).expect("the route lane read a header the general reader refuses");
+        let read = (general.code, general.is_oneway() || general.is_response(), general.opaque, general.version);
+        assert_eq!(read, (105, false, route.opaque, route.version), "the route lane read another request");
+        let ext = |key| general.ext(key);
+        assert_eq!((ext("topic"), ext("acceptStandardJsonOnly")), (Some(route.topic), route.accept_standard_json_only));
     }
 }
 
