@@ -15,6 +15,7 @@ use namesrv::notifier::{Notifier, NotifyLimits};
 use namesrv::origin::ConnId;
 use namesrv::protocol::body::{BodyLimits, DecodeContext, RegisterBody};
 use namesrv::protocol::codec::encode_frame;
+use namesrv::protocol::header_scan::scan_route;
 use namesrv::protocol::json::JsonStyle;
 use namesrv::protocol::register_body::decode_register_body;
 use namesrv::protocol::register_json;
@@ -97,6 +98,12 @@ fn codec(c: &mut Criterion) {
     c.bench_function("codec/decode route query", |b| {
         b.iter(|| RemotingCodec::default().decode(&mut frame.clone()).unwrap().unwrap())
     });
+    // The route lane's reading of a header: as Java clients lay it out (matched piece by piece)
+    // and in another order (walked key by key).
+    let java = &frame[8..];
+    let other = br#"{"code":105,"flag":0,"opaque":42,"language":"JAVA","version":479,"extFields":{"topic":"TopicTest"},"serializeTypeCurrentRPC":"JSON"}"#;
+    c.bench_function("codec/route lane header, Java layout", |b| b.iter(|| scan_route(black_box(java)).unwrap()));
+    c.bench_function("codec/route lane header, another layout", |b| b.iter(|| scan_route(black_box(other)).unwrap()));
     let body = register_body_json(10_000, 1);
     c.bench_function("body/decode 10k-topic register body", |b| {
         b.iter(|| decode_register_body(Some(black_box(&body)), false, 479, &limits(1 << 30)).unwrap())
