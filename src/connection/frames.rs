@@ -148,7 +148,7 @@ impl AdmittedCodec {
     /// The plain route query at the front of `src`, taken off it.
     fn route(&mut self, src: &mut BytesMut) -> Option<RouteFrame> {
         let (header, size) = self.codec.peek_route(src).filter(|(_, size)| *size <= SMALL_FRAME_BYTES)?;
-        let style = if header.standard_json() { JsonStyle::Standard } else { JsonStyle::Fastjson };
+        let style = header.body_style();
         let read_at = self.read_at();
         let frame = RouteFrame { read_at, opaque: header.opaque, topic: header.topic.into(), style };
         src.advance(size);

@@ -5,7 +5,6 @@ use std::rc::Rc;
 use super::batch::RouteBatcher;
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::origin::ConnId;
-use crate::protocol::code::version;
 use crate::protocol::header::Fields;
 use crate::protocol::json::JsonStyle;
 use crate::protocol::reply_template::ReplyTemplate;
@@ -23,8 +22,7 @@ fn topic_not_exist_remark(topic: &str) -> String {
 /// The query of a route request for `topic`: its JSON style and zone filter.
 fn route_query(conn: ConnId, req: &RemotingCommand, topic: String) -> GetRouteInfo {
     let f = Fields::of(req);
-    let standard = req.version >= version::V4_9_4 || f.optional_bool("acceptStandardJsonOnly") == Some(true);
-    let style = if standard { JsonStyle::Standard } else { JsonStyle::Fastjson };
+    let style = JsonStyle::for_route(req.version, f.optional("acceptStandardJsonOnly"));
     let zone_mode = f.optional_bool("__ZONE_MODE") == Some(true);
     let zone = f.optional("__ZONE_NAME").filter(|z| zone_mode && !z.trim().is_empty()).map(str::to_owned);
     GetRouteInfo { conn, topic: topic.into(), style, zone }

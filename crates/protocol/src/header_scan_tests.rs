@@ -1,5 +1,6 @@
 use super::*;
 use crate::header_json;
+use crate::json::JsonStyle;
 
 /// `scan` either gives up or reads what the general reader reads.
 fn agrees(header: &str) -> bool {
@@ -60,6 +61,26 @@ fn gives_up_on_anything_unexpected() {
     assert!(scan(b"{\"t\":\"\xff\"}").is_none(), "not UTF-8");
 }
 
+/// 20,000 headers of up to `most - 1` of `pieces` each, drawn by a xorshift from `seed`.
+fn generated_headers<'p>(pieces: &'p [&'p str], most: u64, mut seed: u64) -> impl Iterator<Item = String> + 'p {
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    (0..20_000).map(move |_| {
+        let count = next() % most;
+        let drawn: Vec<&str> = (0..count).map(|_| pieces[(next() % pieces.len() as u64) as usize]).collect();
+        format!("{{{}}}", drawn.join(","))
+    })
+}
+
+/// How many of `headers` `check` read and how many it left.
+fn count_agreement(headers: impl Iterator<Item = String>, check: fn(&str) -> bool) -> (usize, usize) {
+    headers.fold((0, 0), |(read, left), header| if check(&header) { (read + 1, left) } else { (read, left + 1) })
+}
+
 #[test]
 fn agrees_with_the_general_reader_on_generated_headers() {
     let pieces = [
@@ -80,29 +101,7 @@ fn agrees_with_the_general_reader_on_generated_headers() {
         " ",
         "\"code\":007",
     ];
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let (mut read, mut left) = (0, 0);
-    for _ in 0..20_000 {
-        let mut header = String::from("{");
-        for i in 0..next() % 5 {
-            if i > 0 {
-                header.push(',');
-            }
-            header.push_str(pieces[(next() % pieces.len() as u64) as usize]);
-        }
-        header.push('}');
-        if agrees(&header) {
-            read += 1;
-        } else {
-            left += 1;
-        }
-    }
+    let (read, left) = count_agreement(generated_headers(&pieces, 5, 0x9E37_79B9_7F4A_7C15), agrees);
     assert!(read > 1000 && left > 1000, "both paths exercised: {read} read, {left} left");
 }
 
@@ -132,12 +131,12 @@ fn route_queries_are_read_as_the_command_scan_reads() {
     let header = r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":42,"serializeTypeCurrentRPC":"JSON","version":479}"#;
     let route = scan_route(header.as_bytes()).expect("a plain route query");
     assert_eq!((route.opaque, route.topic, route.version), (42, "TopicTest", 479));
-    assert!(route.standard_json(), "479 is past V4_9_4");
+    assert_eq!(route.body_style(), JsonStyle::Standard, "479 is past V4_9_4");
     let old = scan_route(br#"{"code":105,"extFields":{"topic":"T","acceptStandardJsonOnly":"TRUE"},"version":317}"#);
-    assert!(old.expect("plain").standard_json(), "asked for standard JSON in any case");
+    assert_eq!(old.expect("plain").body_style(), JsonStyle::Standard, "asked for standard JSON in any case");
     let fastjson =
         scan_route(br#"{"code":105,"extFields":{"topic":"T","acceptStandardJsonOnly":"yes"},"version":317}"#);
-    assert!(!fastjson.expect("plain").standard_json());
+    assert_eq!(fastjson.expect("plain").body_style(), JsonStyle::Fastjson);
     for header in [
         r#"{"code":105,"flag":2,"extFields":{"topic":"T"}}"#,
         r#"{"code":105,"flag":1,"extFields":{"topic":"T"}}"#,
@@ -170,29 +169,7 @@ fn route_queries_of_generated_headers_are_read_as_the_command_scan_reads() {
         "\"extFields\":{\"topic\":7}",
         "\"z\":null",
     ];
-    let mut seed = 0x2545_F491_4F6C_DD1Du64;
-    let (mut read, mut left) = (0, 0);
-    for _ in 0..20_000 {
-        let mut header = String::from("{");
-        for i in 0..seed % 6 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            if i > 0 {
-                header.push(',');
-            }
-            header.push_str(pieces[(seed % pieces.len() as u64) as usize]);
-        }
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        header.push('}');
-        if route_agrees(&header) {
-            read += 1;
-        } else {
-            left += 1;
-        }
-    }
+    let (read, left) = count_agreement(generated_headers(&pieces, 6, 0x2545_F491_4F6C_DD1D), route_agrees);
     assert!(read > 200 && left > 200, "both answers exercised: {read} read, {left} left");
 }
 

@@ -12,6 +12,20 @@ pub enum JsonStyle {
     Standard,
 }
 
+impl JsonStyle {
+    /// The style of a route body for a client of `version` that sent
+    /// `acceptStandardJsonOnly` as `accept_standard_json_only` (Java: standard JSON from
+    /// V4_9_4 on, or when that field says "true" in any case).
+    pub fn for_route(version: i32, accept_standard_json_only: Option<&str>) -> JsonStyle {
+        let asked = accept_standard_json_only.is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        if version >= super::code::version::V4_9_4 || asked {
+            JsonStyle::Standard
+        } else {
+            JsonStyle::Fastjson
+        }
+    }
+}
+
 /// Largest integer fastjson's browser-compatible mode writes as a bare number.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 

@@ -6,8 +6,8 @@
 //! [`crate::header_scan`] reads the same way (plain strings, plain `i32`s, literal keys), so
 //! wherever it matches both read the same header; anything else is left to the walk.
 
-use super::code::version;
 use super::command::{FLAG_ONEWAY, FLAG_RESPONSE};
+use super::json::JsonStyle;
 use super::json_cursor::{plain_integer, plain_len};
 
 /// What a plain GET_ROUTEINFO_BY_TOPIC request header asks, borrowed from the header.
@@ -24,11 +24,9 @@ pub struct RouteHeader<'h> {
 }
 
 impl RouteHeader<'_> {
-    /// Whether the route body goes in standard JSON (Java: version >= V4_9_4 or
-    /// `acceptStandardJsonOnly` "true" in any case), rather than fastjson's.
-    pub fn standard_json(&self) -> bool {
-        self.version >= version::V4_9_4
-            || self.accept_standard_json_only.is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    /// The JSON style of the route body this request gets.
+    pub fn body_style(&self) -> JsonStyle {
+        JsonStyle::for_route(self.version, self.accept_standard_json_only)
     }
 }
 
