@@ -6,14 +6,13 @@
 use std::time::Instant;
 
 use actix::prelude::*;
-use actix::MailboxError;
 
 use super::frames::RouteFrame;
 use super::{Connection, Handled};
-use crate::dispatch::batch::{LaneAnswer, RouteTicket};
+use crate::dispatch::batch::{LaneAnswer, LaneReply, RouteTicket};
 use crate::metrics::requests::RequestTally;
 use crate::protocol::{RequestCode, SerializeType};
-use crate::registry::messages::{GetRouteInfo, RouteAnswer};
+use crate::registry::messages::GetRouteInfo;
 
 /// The code every lane query has.
 const ROUTE: i32 = RequestCode::GetRouteinfoByTopic as i32;
@@ -35,7 +34,7 @@ impl Connection {
     fn answer_route(
         &mut self,
         ticket: RouteTicket,
-        answer: Result<RouteAnswer, MailboxError>,
+        reply: LaneReply,
         now: Instant,
         tally: &mut RequestTally,
         ctx: &mut Context<Self>,
@@ -43,10 +42,9 @@ impl Connection {
         let RouteTicket { opaque, serialize_type, begin, depth_met, topic } = ticket;
         let handled = Handled { code: ROUTE, begin, depth_met, topic, header: serialize_type.name() };
         let dispatcher = self.dispatcher.clone();
-        let (Ok(RouteAnswer::Found(body)), Some(template)) = (&answer, dispatcher.route_found_template(serialize_type))
-        else {
+        let (Some(body), Some(template)) = (reply.body(), dispatcher.route_found_template(serialize_type)) else {
             // Not found, or not to be framed from the template: the general way.
-            let response = self.dispatcher.lane_reply(answer, opaque, serialize_type);
+            let response = self.dispatcher.lane_reply(reply.into_answer(), opaque, serialize_type);
             return self.finish(handled, Some(response), now, ctx);
         };
         self.flow.request_finished();

@@ -17,12 +17,13 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use actix::MailboxError;
+use bytes::Bytes;
 use futures_core::Stream;
 use tokio::sync::oneshot;
 
 use crate::origin::ConnId;
 use crate::protocol::SerializeType;
-use crate::registry::messages::{GetRouteInfo, RouteAnswer, RouteBatch};
+use crate::registry::messages::{BatchAnswer, GetRouteInfo, RouteAnswer, RouteAnswers, RouteBatch};
 use crate::registry::RegistryHandle;
 
 /// The route queries of one I/O thread of one server waiting to be sent, with where their
@@ -62,8 +63,36 @@ pub struct RouteTicket {
     pub topic: Option<String>,
 }
 
-/// A lane query's ticket with its answer (or why there is none: the registry is gone).
-pub type LaneAnswer = (RouteTicket, Result<RouteAnswer, MailboxError>);
+/// A lane query's ticket with its answer.
+pub type LaneAnswer = (RouteTicket, LaneReply);
+
+/// What a lane query's connection gets back.
+#[derive(Debug)]
+pub enum LaneReply {
+    /// Found: the body at `index` of its batch's bodies, which the batch's answers share
+    /// (counted without atomics on this thread).
+    Found { bodies: Rc<Vec<Bytes>>, index: usize },
+    /// Anything else, or why there is no answer (the registry is gone).
+    Other(Result<RouteAnswer, MailboxError>),
+}
+
+impl LaneReply {
+    /// The body found, if any.
+    pub fn body(&self) -> Option<&Bytes> {
+        match self {
+            LaneReply::Found { bodies, index } => bodies.get(*index),
+            LaneReply::Other(_) => None,
+        }
+    }
+
+    /// The answer on its own, as the general reply path takes it.
+    pub fn into_answer(self) -> Result<RouteAnswer, MailboxError> {
+        match self {
+            LaneReply::Found { bodies, index } => Ok(RouteAnswer::Found(bodies[index].clone())),
+            LaneReply::Other(answer) => answer,
+        }
+    }
+}
 
 /// The answered lane queries of one connection, until it takes them.
 #[derive(Default)]
@@ -159,11 +188,17 @@ impl RouteBatcher {
             )
         };
         match self.registry.ask(RouteBatch { conn: ConnId::SERVER, queries }).await {
-            Ok(found) => {
-                for (waiter, found) in waiters.into_iter().zip(found) {
-                    match waiter {
-                        Waiter::Future(answer) => drop(answer.send(found)),
-                        Waiter::Lane(answered, ticket) => answered.push((ticket, Ok(found))),
+            Ok(RouteAnswers { bodies, answers }) => {
+                let bodies = Rc::new(bodies);
+                for (waiter, found) in waiters.into_iter().zip(answers) {
+                    match (waiter, found) {
+                        (Waiter::Future(answer), found) => drop(answer.send(found.resolve(&bodies))),
+                        (Waiter::Lane(answered, ticket), BatchAnswer::Found(index)) => {
+                            answered.push((ticket, LaneReply::Found { bodies: bodies.clone(), index }))
+                        }
+                        (Waiter::Lane(answered, ticket), BatchAnswer::Other(other)) => {
+                            answered.push((ticket, LaneReply::Other(Ok(other))))
+                        }
                     }
                 }
             }
@@ -172,7 +207,7 @@ impl RouteBatcher {
             Err(lost) => {
                 for waiter in waiters {
                     if let Waiter::Lane(answered, ticket) = waiter {
-                        answered.push((ticket, Err(lost)));
+                        answered.push((ticket, LaneReply::Other(Err(lost))));
                     }
                 }
             }

@@ -54,8 +54,17 @@ impl RouteCache {
     }
 
     /// The cached body of `topic` in `style`.
-    pub fn get(&mut self, topic: &str, style: JsonStyle) -> Option<Bytes> {
-        self.entries.get_mut(topic).and_then(|e| e.slot(style).clone())
+    pub fn get(&self, topic: &str, style: JsonStyle) -> Option<Bytes> {
+        self.find(topic, style).cloned()
+    }
+
+    /// The cached body of `topic` in `style`, in place.
+    pub fn find(&self, topic: &str, style: JsonStyle) -> Option<&Bytes> {
+        let entry = self.entries.get(topic)?;
+        match style {
+            JsonStyle::Fastjson => entry.fastjson.as_ref(),
+            JsonStyle::Standard => entry.standard.as_ref(),
+        }
     }
 
     /// Caches a body, first evicting the earliest-cached topics until it fits the budget (a topic

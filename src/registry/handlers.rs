@@ -77,28 +77,18 @@ impl Apply<RouteRegistry> for AttachConnection {
 
 impl Apply<RouteRegistry> for GetRouteInfo {
     fn apply(self, registry: &mut RouteRegistry) -> RouteAnswer {
-        let options = registry.tables.options();
-        if options.routing.need_wait_for_service
-            && registry.started.elapsed().as_secs() < options.routing.wait_seconds_for_service
-        {
+        if registry.waiting_for_service() {
             return RouteAnswer::NotReady;
         }
-        let body = match &self.zone {
-            Some(zone) => registry.tables.zone_route_body(&self.topic, self.style, zone),
-            None => {
-                let cached = registry.tables.cached_route(&self.topic, self.style);
-                let m = &registry.metrics;
-                if cached.is_some() { &m.route_cache_hits } else { &m.route_cache_misses }.inc();
-                cached.or_else(|| registry.tables.route_body(&self.topic, self.style))
+        if self.zone.is_none() {
+            let cached = registry.tables.cached_route(&self.topic, self.style);
+            let m = &registry.metrics;
+            if cached.is_some() { &m.route_cache_hits } else { &m.route_cache_misses }.inc();
+            if let Some(body) = cached {
+                return RouteAnswer::Found(body);
             }
-        };
-        body.map_or_else(|| RouteAnswer::NotFound(self.topic.into()), RouteAnswer::Found)
-    }
-}
-
-impl Apply<RouteRegistry> for RouteBatch {
-    fn apply(self, registry: &mut RouteRegistry) -> Vec<RouteAnswer> {
-        self.queries.into_iter().map(|query| query.apply(registry)).collect()
+        }
+        self.uncached(registry)
     }
 }
 

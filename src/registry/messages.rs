@@ -83,7 +83,61 @@ pub struct RouteBatch {
     pub conn: ConnId,
     pub queries: Vec<GetRouteInfo>,
 }
-request!(RouteBatch, Vec<RouteAnswer>, query);
+request!(RouteBatch, RouteAnswers, query);
+
+/// The answers to a [`RouteBatch`], in its order. Found bodies are listed apart, and answers in
+/// a row that found the same body share its entry: a batch of topics with equal routes moves
+/// one shared body, not one per query.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct RouteAnswers {
+    /// The bodies found, each run of equal ones once.
+    pub bodies: Vec<Bytes>,
+    /// One answer per query.
+    pub answers: Vec<BatchAnswer>,
+}
+
+/// One query's answer in a [`RouteAnswers`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchAnswer {
+    /// Found: the body at this index of [`RouteAnswers::bodies`].
+    Found(usize),
+    /// Anything but found (never [`RouteAnswer::Found`]).
+    Other(RouteAnswer),
+}
+
+impl RouteAnswers {
+    /// Room for `queries` answers.
+    pub fn with_capacity(queries: usize) -> Self {
+        Self { bodies: Vec::new(), answers: Vec::with_capacity(queries) }
+    }
+
+    /// Answers the next query with `body`, listed anew unless the last body listed is it.
+    pub fn push_found(&mut self, body: &Bytes) {
+        let same = self.bodies.last().is_some_and(|last| last.as_ptr() == body.as_ptr() && last.len() == body.len());
+        if !same {
+            self.bodies.push(body.clone());
+        }
+        self.answers.push(BatchAnswer::Found(self.bodies.len() - 1));
+    }
+
+    /// Answers the next query with `answer`.
+    pub fn push(&mut self, answer: RouteAnswer) {
+        match answer {
+            RouteAnswer::Found(body) => self.push_found(&body),
+            other => self.answers.push(BatchAnswer::Other(other)),
+        }
+    }
+}
+
+impl BatchAnswer {
+    /// The answer on its own, a found body cloned out of `bodies`.
+    pub fn resolve(self, bodies: &[Bytes]) -> RouteAnswer {
+        match self {
+            BatchAnswer::Found(index) => RouteAnswer::Found(bodies[index].clone()),
+            BatchAnswer::Other(other) => other,
+        }
+    }
+}
 
 /// GET_BROKER_CLUSTER_INFO; answers the encoded ClusterInfo.
 #[derive(Debug)]

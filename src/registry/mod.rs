@@ -14,6 +14,7 @@ pub mod liveness;
 pub mod messages;
 pub mod options;
 pub mod register;
+mod route_batch;
 pub mod snapshot;
 pub mod snapshot_file;
 pub mod stall;
@@ -109,6 +110,12 @@ impl RouteRegistry {
             snapshots: SnapshotPace::default(),
             listings: listings::Listings::default(),
         }
+    }
+
+    /// Whether route queries still wait for the readiness gate (`need_wait_for_service`).
+    fn waiting_for_service(&self) -> bool {
+        let routing = &self.tables.options().routing;
+        routing.need_wait_for_service && self.started.elapsed().as_secs() < routing.wait_seconds_for_service
     }
 
     fn now_ms(&self) -> u64 {

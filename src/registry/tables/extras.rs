@@ -59,6 +59,11 @@ impl RouteTables {
         self.routes.get(topic, style)
     }
 
+    /// The route body cache, to look up in place.
+    pub(in crate::registry) fn route_cache(&self) -> &RouteCache {
+        &self.routes
+    }
+
     /// Caches a route body built from the current tables.
     pub(in crate::registry) fn cache_route(&mut self, topic: &str, style: JsonStyle, body: Bytes) {
         self.routes.put(topic, style, body);

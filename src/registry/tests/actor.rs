@@ -18,7 +18,8 @@ use crate::metrics::Metrics;
 use crate::notifier::{Notifier, NotifyLimits};
 use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{
-    AttachConnection, CloseConnection, ConnectionClosed, GetRouteInfo, RegisterBroker, RouteAnswer,
+    AttachConnection, BatchAnswer, CloseConnection, ConnectionClosed, GetRouteInfo, RegisterBroker, RouteAnswer,
+    RouteAnswers, RouteBatch,
 };
 use crate::registry::register::Registered;
 use crate::registry::{RegistryHandle, RouteRegistry};
@@ -57,10 +58,47 @@ async fn register_over(registry: &RegistryHandle, reg: &Reg) -> UnboundedReceive
     rx
 }
 
+/// A query for the route of `topic`, filtered to `zone` when given.
+fn query(topic: &str, zone: Option<&str>) -> GetRouteInfo {
+    GetRouteInfo { conn: ConnId(99), topic: topic.into(), style: JsonStyle::Standard, zone: zone.map(str::to_owned) }
+}
+
 /// The route of `topic` as the registry answers it.
 async fn route_of(registry: &RegistryHandle, topic: &str) -> RouteAnswer {
-    let query = GetRouteInfo { conn: ConnId(99), topic: topic.into(), style: JsonStyle::Standard, zone: None };
-    registry.ask(query).await.unwrap()
+    registry.ask(query(topic, None)).await.unwrap()
+}
+
+/// The answers to one batch of `queries` (topic and zone).
+async fn batch_of(registry: &RegistryHandle, queries: &[(&str, Option<&str>)]) -> RouteAnswers {
+    let queries = queries.iter().map(|(topic, zone)| query(topic, *zone)).collect();
+    registry.ask(RouteBatch { conn: ConnId(99), queries }).await.unwrap()
+}
+
+#[test]
+fn a_route_batch_answers_each_query_as_alone_and_lists_a_run_of_equal_bodies_once() {
+    System::new().block_on(async {
+        let registry = start_registry(RegistryOptions::default());
+        let _a = register_over(&registry, &broker("a", "a:1", &["T1", "T2", "T3"])).await;
+        let _b = register_over(&registry, &Reg { conn: 2, ..broker("b", "b:1", &["U1", "U2"]) }).await;
+        let queries =
+            [("T1", None), ("T2", None), ("X", None), ("U1", None), ("T1", Some("z")), ("T3", None), ("T1", None)];
+        for round in ["built", "cached"] {
+            let RouteAnswers { bodies, answers } = batch_of(&registry, &queries).await;
+            assert_eq!(answers.len(), queries.len(), "{round}");
+            for ((topic, zone), answer) in queries.iter().zip(&answers) {
+                let alone = registry.ask(query(topic, *zone)).await.unwrap();
+                assert_eq!(answer.clone().resolve(&bodies), alone, "{round}: {topic} in {zone:?}");
+            }
+            assert!(matches!(answers[2], BatchAnswer::Other(RouteAnswer::NotFound(ref t)) if t == "X"), "{round}");
+            if round == "cached" {
+                assert_eq!((&answers[0], &answers[1]), (&BatchAnswer::Found(0), &BatchAnswer::Found(0)), "T1, T2");
+                assert_ne!(answers[3], answers[0], "U1 is routed to another broker");
+                assert_eq!(answers[5], answers[6], "T3 then T1 share one entry");
+                let found = answers.iter().filter(|a| matches!(a, BatchAnswer::Found(_))).count();
+                assert_eq!((found, bodies.len()), (6, 4), "six found, four entries: {answers:?}");
+            }
+        }
+    });
 }
 
 #[test]
@@ -140,6 +178,8 @@ fn route_queries_are_answered_not_ready_until_the_readiness_wait_has_passed() {
         assert_eq!(route_of(&registry, "T1").await, RouteAnswer::NotReady);
         tokio::time::sleep(Duration::from_millis(800)).await;
         assert_eq!(route_of(&registry, "T1").await, RouteAnswer::NotReady, "still waiting after 800 ms");
+        let batch = batch_of(&registry, &[("T1", None), ("T2", None)]).await.answers;
+        assert_eq!(batch, vec![BatchAnswer::Other(RouteAnswer::NotReady); 2], "a batch waits too");
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(matches!(route_of(&registry, "T1").await, RouteAnswer::Found(_)), "ready after 1.1 s");
     });
