@@ -51,7 +51,7 @@ impl Connection {
         let elapsed = now.saturating_duration_since(begin);
         tally.record(Some(0), elapsed.as_nanos() as u64);
         self.log_handled(&handled, Some(0), elapsed);
-        self.reply(body.len(), now, ctx, |outbox| Ok(outbox.send_from(template, opaque, body)));
+        self.reply(body.bytes().len(), now, ctx, |outbox| Ok(outbox.send_shared(template, opaque, body)));
     }
 }
 

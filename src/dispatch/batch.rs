@@ -66,21 +66,40 @@ pub struct RouteTicket {
 /// A lane query's ticket with its answer.
 pub type LaneAnswer = (RouteTicket, LaneReply);
 
+/// A found route's body, shared by the answers of its batch: held through an `Rc` to the
+/// batch's bodies (counted without atomics on this thread).
+#[derive(Debug, Clone)]
+pub struct SharedBody {
+    bodies: Rc<Vec<Bytes>>,
+    index: usize,
+}
+
+impl SharedBody {
+    /// Body `index` of `bodies`.
+    pub fn new(bodies: Rc<Vec<Bytes>>, index: usize) -> Option<Self> {
+        (index < bodies.len()).then_some(SharedBody { bodies, index })
+    }
+
+    /// The body's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bodies[self.index]
+    }
+}
+
 /// What a lane query's connection gets back.
 #[derive(Debug)]
 pub enum LaneReply {
-    /// Found: the body at `index` of its batch's bodies, which the batch's answers share
-    /// (counted without atomics on this thread).
-    Found { bodies: Rc<Vec<Bytes>>, index: usize },
+    /// Found: its body.
+    Found(SharedBody),
     /// Anything else, or why there is no answer (the registry is gone).
     Other(Result<RouteAnswer, MailboxError>),
 }
 
 impl LaneReply {
     /// The body found, if any.
-    pub fn body(&self) -> Option<&Bytes> {
+    pub fn body(&self) -> Option<&SharedBody> {
         match self {
-            LaneReply::Found { bodies, index } => bodies.get(*index),
+            LaneReply::Found(body) => Some(body),
             LaneReply::Other(_) => None,
         }
     }
@@ -88,7 +107,7 @@ impl LaneReply {
     /// The answer on its own, as the general reply path takes it.
     pub fn into_answer(self) -> Result<RouteAnswer, MailboxError> {
         match self {
-            LaneReply::Found { bodies, index } => Ok(RouteAnswer::Found(bodies[index].clone())),
+            LaneReply::Found(body) => Ok(RouteAnswer::Found(body.bodies[body.index].clone())),
             LaneReply::Other(answer) => answer,
         }
     }
@@ -193,11 +212,15 @@ impl RouteBatcher {
                 for (waiter, found) in waiters.into_iter().zip(answers) {
                     match (waiter, found) {
                         (Waiter::Future(answer), found) => drop(answer.send(found.resolve(&bodies))),
-                        (Waiter::Lane(answered, ticket), BatchAnswer::Found(index)) => {
-                            answered.push((ticket, LaneReply::Found { bodies: bodies.clone(), index }))
-                        }
-                        (Waiter::Lane(answered, ticket), BatchAnswer::Other(other)) => {
-                            answered.push((ticket, LaneReply::Other(Ok(other))))
+                        (Waiter::Lane(answered, ticket), found) => {
+                            let reply = match found {
+                                BatchAnswer::Found(index) => {
+                                    SharedBody::new(bodies.clone(), index).map(LaneReply::Found)
+                                }
+                                BatchAnswer::Other(other) => Some(LaneReply::Other(Ok(other))),
+                            };
+                            let lost = LaneReply::Other(Err(MailboxError::Closed));
+                            answered.push((ticket, reply.unwrap_or(lost)));
                         }
                     }
                 }

@@ -39,16 +39,23 @@ impl ReplyTemplate {
 
     /// Appends the frame of this reply with `opaque` and `body`.
     pub fn put_frame(&self, opaque: i32, body: &[u8], dst: &mut BytesMut) {
+        dst.reserve(8 + self.before.len() + 11 + self.after.len() + body.len());
+        self.put_head(opaque, body.len(), dst);
+        dst.put_slice(body);
+    }
+
+    /// Appends the frame of the reply to `opaque` without its body of `body_len` bytes, which
+    /// must follow it on the wire.
+    pub fn put_head(&self, opaque: i32, body_len: usize, dst: &mut BytesMut) {
         let mut digits = itoa::Buffer::new();
         let digits = digits.format(opaque).as_bytes();
         let header_len = self.before.len() + digits.len() + self.after.len();
-        dst.reserve(8 + header_len + body.len());
-        dst.put_u32((4 + header_len + body.len()) as u32);
+        dst.reserve(8 + header_len);
+        dst.put_u32((4 + header_len + body_len) as u32);
         dst.put_u32(((SerializeType::Json as u32) << 24) | header_len as u32);
         dst.put_slice(&self.before);
         dst.put_slice(digits);
         dst.put_slice(&self.after);
-        dst.put_slice(body);
     }
 }
 
@@ -81,6 +88,9 @@ mod tests {
                     let mut framed = BytesMut::new();
                     template.put_frame(opaque, body, &mut framed);
                     assert_eq!(framed, expected, "opaque {opaque}, {} body bytes", body.len());
+                    let mut head = BytesMut::new();
+                    template.put_head(opaque, body.len(), &mut head);
+                    assert_eq!([&head[..], body].concat(), expected, "the head, then the body");
                 }
             }
         }
