@@ -231,14 +231,19 @@ mod tests {
     use std::task::Context;
     use tokio::io::AsyncReadExt;
 
+    /// A flow with room for every test's replies.
+    fn roomy_flow() -> Rc<Flow> {
+        let limits = FlowLimits { high_bytes: 1 << 20, low_bytes: 0, max_in_flight: 64, max_bytes: 1 << 20 };
+        Flow::new(limits, ReplyBudget::new(1 << 20))
+    }
+
     /// Replies queued while a write is only partly done follow it in order, and every byte is
     /// counted off the flow once written.
     #[test]
     fn replies_queued_during_partial_writes_arrive_whole_and_in_order() {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(tokio::task::LocalSet::new().run_until(async {
-            let limits = FlowLimits { high_bytes: 1 << 20, low_bytes: 0, max_in_flight: 64, max_bytes: 1 << 20 };
-            let flow = Flow::new(limits, ReplyBudget::new(1 << 20));
+            let flow = roomy_flow();
             let (outbox, queued) = Outbox::new(flow.clone());
             let (near, mut far) = tokio::io::duplex(100);
             let writer = tokio::task::spawn_local(write_frames(near, queued, flow.clone(), Counter::default()));
@@ -315,8 +320,7 @@ mod tests {
     fn shared_bodies_between_copied_frames_arrive_whole_and_in_order() {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(tokio::task::LocalSet::new().run_until(async {
-            let limits = FlowLimits { high_bytes: 1 << 20, low_bytes: 0, max_in_flight: 64, max_bytes: 1 << 20 };
-            let flow = Flow::new(limits, ReplyBudget::new(1 << 20));
+            let flow = roomy_flow();
             let (outbox, queued) = Outbox::new(flow.clone());
             let trickle = Trickle { received: Vec::new(), seed: 0x9E37_79B9_7F4A_7C15, calls: 0 };
             let found = RemotingCommand::response(crate::protocol::ResponseCode::Success, None);

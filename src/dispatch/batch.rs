@@ -96,6 +96,16 @@ pub enum LaneReply {
 }
 
 impl LaneReply {
+    /// The reply for `found`, one of the answers to the batch with `bodies` (an index past
+    /// them, which the registry never gives, counts as no answer).
+    fn of(found: BatchAnswer, bodies: &Rc<Vec<Bytes>>) -> LaneReply {
+        match found {
+            BatchAnswer::Found(index) => SharedBody::new(bodies.clone(), index)
+                .map_or(LaneReply::Other(Err(MailboxError::Closed)), LaneReply::Found),
+            BatchAnswer::Other(other) => LaneReply::Other(Ok(other)),
+        }
+    }
+
     /// The body found, if any.
     pub fn body(&self) -> Option<&SharedBody> {
         match self {
@@ -107,7 +117,7 @@ impl LaneReply {
     /// The answer on its own, as the general reply path takes it.
     pub fn into_answer(self) -> Result<RouteAnswer, MailboxError> {
         match self {
-            LaneReply::Found(body) => Ok(RouteAnswer::Found(body.bodies[body.index].clone())),
+            LaneReply::Found(SharedBody { bodies, index }) => Ok(BatchAnswer::Found(index).resolve(&bodies)),
             LaneReply::Other(answer) => answer,
         }
     }
@@ -210,18 +220,9 @@ impl RouteBatcher {
             Ok(RouteAnswers { bodies, answers }) => {
                 let bodies = Rc::new(bodies);
                 for (waiter, found) in waiters.into_iter().zip(answers) {
-                    match (waiter, found) {
-                        (Waiter::Future(answer), found) => drop(answer.send(found.resolve(&bodies))),
-                        (Waiter::Lane(answered, ticket), found) => {
-                            let reply = match found {
-                                BatchAnswer::Found(index) => {
-                                    SharedBody::new(bodies.clone(), index).map(LaneReply::Found)
-                                }
-                                BatchAnswer::Other(other) => Some(LaneReply::Other(Ok(other))),
-                            };
-                            let lost = LaneReply::Other(Err(MailboxError::Closed));
-                            answered.push((ticket, reply.unwrap_or(lost)));
-                        }
+                    match waiter {
+                        Waiter::Future(answer) => drop(answer.send(found.resolve(&bodies))),
+                        Waiter::Lane(answered, ticket) => answered.push((ticket, LaneReply::of(found, &bodies))),
                     }
                 }
             }

@@ -111,21 +111,33 @@ impl RouteAnswers {
         Self { bodies: Vec::new(), answers: Vec::with_capacity(queries) }
     }
 
-    /// Answers the next query with `body`, listed anew unless the last body listed is it.
+    /// Answers the next query with `body`.
     pub fn push_found(&mut self, body: &Bytes) {
-        let same = self.bodies.last().is_some_and(|last| last.as_ptr() == body.as_ptr() && last.len() == body.len());
-        if !same {
-            self.bodies.push(body.clone());
-        }
-        self.answers.push(BatchAnswer::Found(self.bodies.len() - 1));
+        let index = self.list(body);
+        self.answers.push(BatchAnswer::Found(index));
     }
 
     /// Answers the next query with `answer`.
     pub fn push(&mut self, answer: RouteAnswer) {
+        let answer = self.batch_answer(answer);
+        self.answers.push(answer);
+    }
+
+    /// `answer` as this batch holds it, its body listed.
+    pub fn batch_answer(&mut self, answer: RouteAnswer) -> BatchAnswer {
         match answer {
-            RouteAnswer::Found(body) => self.push_found(&body),
-            other => self.answers.push(BatchAnswer::Other(other)),
+            RouteAnswer::Found(body) => BatchAnswer::Found(self.list(&body)),
+            other => BatchAnswer::Other(other),
         }
+    }
+
+    /// The index of `body` in the list, listed anew unless the last body listed is it.
+    fn list(&mut self, body: &Bytes) -> usize {
+        let same = self.bodies.last().is_some_and(|last| last.as_ptr() == body.as_ptr() && last.len() == body.len());
+        if !same {
+            self.bodies.push(body.clone());
+        }
+        self.bodies.len() - 1
     }
 }
 

@@ -4,7 +4,7 @@
 //! then listed once per run of equal ones, and only the queries the cache could not answer
 //! go on to the tables.
 
-use super::messages::{BatchAnswer, GetRouteInfo, RouteAnswer, RouteAnswers, RouteBatch};
+use super::messages::{GetRouteInfo, RouteAnswer, RouteAnswers, RouteBatch};
 use super::RouteRegistry;
 use crate::mailbox::Apply;
 
@@ -33,13 +33,7 @@ impl Apply<RouteRegistry> for RouteBatch {
         registry.metrics.route_cache_misses.inc_by(plain_left as u64);
         for index in left {
             let answer = self.queries[index].uncached(registry);
-            out.answers[index] = match answer {
-                RouteAnswer::Found(body) => {
-                    out.bodies.push(body);
-                    BatchAnswer::Found(out.bodies.len() - 1)
-                }
-                other => BatchAnswer::Other(other),
-            };
+            out.answers[index] = out.batch_answer(answer);
         }
         out
     }
