@@ -8,6 +8,7 @@
 # and bench/route-latency.svg.
 #
 # Env: ROUNDS (default 3), DURATION (measured seconds per route run, default 10), PEERS,
+#      BENCH_PROFILE (cargo profile of namesrv and namesrv-bench, default dist, as shipped),
 #      QUICK=1 (small shapes, for a smoke run), BASELINE (path of an earlier namesrv binary: it
 #      runs the side-by-side workloads too, pinned as namesrv is, for a before/after table;
 #      BASELINE_LABEL names it there, e.g. its commit).
@@ -32,12 +33,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Where cargo puts the release builds (CARGO_TARGET_DIR or the workspace's target/).
+# Where cargo puts the builds (CARGO_TARGET_DIR or the workspace's target/), and the profile
+# measured: `dist`, as shipped, for namesrv and the load tool (so `canned` too) alike.
 TARGET=$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+BENCH_PROFILE=${BENCH_PROFILE:-dist}
+export BENCH_PROFILE
 BENCH_COMMIT=$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD || echo "+uncommitted")
 export BENCH_COMMIT
-log "building namesrv and namesrv-bench (release)"
-(cd "$ROOT" && cargo build --release -p namesrv --bin namesrv >&2 && cargo build --release -p namesrv-bench >&2)
+log "building namesrv and namesrv-bench ($BENCH_PROFILE profile)"
+(cd "$ROOT" && cargo build --profile "$BENCH_PROFILE" -p namesrv --bin namesrv >&2 \
+    && cargo build --profile "$BENCH_PROFILE" -p namesrv-bench >&2)
 if [ ! -x "$PEER_BIN" ]; then
     log "installing rocketmq-namesrv 1.0.0 into $PEERS (about 5 minutes cold)"
     CARGO_TARGET_DIR=$PEERS/target cargo install --root "$PEERS" rocketmq-namesrv --version 1.0.0 --locked >&2
@@ -55,12 +60,12 @@ wait_port() {
 start_server() { # namesrv|baseline|peer|canned [pinned|free] [io_threads] [extra flags...]
     local server=$1 placement=${2:-pinned} io=${3:-1}
     shift $(( $# < 3 ? $# : 3 ))
-    local dir=$WORK/$server-$RANDOM pin=() bin=$TARGET/release/namesrv
+    local dir=$WORK/$server-$RANDOM pin=() bin=$TARGET/$BENCH_PROFILE/namesrv
     [ "$placement" = pinned ] && pin=(taskset -c 0)
     [ "$server" = baseline ] && bin=$BASELINE
     mkdir -p "$dir"
     if [ "$server" = canned ]; then
-        "${pin[@]}" "$TARGET/release/namesrv-bench" canned --listen "127.0.0.1:$PORT" "$@" > "$dir/log" 2>&1 &
+        "${pin[@]}" "$TARGET/$BENCH_PROFILE/namesrv-bench" canned --listen "127.0.0.1:$PORT" "$@" > "$dir/log" 2>&1 &
     elif [ "$server" != peer ]; then
         NAMESRV_HTTP_LISTEN= NAMESRV_IO_THREADS=$io NAMESRV_KV_CONFIG_PATH=$dir/kvConfig.json \
             NAMESRV_CONFIG_STORE_PATH=$dir/namesrv.properties \
@@ -88,7 +93,7 @@ measure() { # round workload server-label load-placement args...
     local before
     before=$(cpu_ticks)
     # shellcheck disable=SC2086
-    if out=$("${pin[@]}" "$TARGET/release/namesrv-bench" --addr "127.0.0.1:$PORT" --json "$@" 2> "$WORK/bench.err"); then
+    if out=$("${pin[@]}" "$TARGET/$BENCH_PROFILE/namesrv-bench" --addr "127.0.0.1:$PORT" --json "$@" 2> "$WORK/bench.err"); then
         printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"steal_percent":%s,"result":%s}\n' \
             "$round" "$name" "$label" "$(peak_rss_kb)" "$(steal_percent "$before")" "$out" >> "$RAW"
     else

@@ -282,7 +282,8 @@ def main(raw, outdir, args):
              f"- machine: {machine()}",
              f"- commit measured: {os.environ.get('BENCH_COMMIT') or subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
              f"- method: `{args} scripts/bench.sh`, {rounds} rounds, servers alternating A B per workload, each on a fresh process "
-             "pinned to core 0 (`taskset -c 0`), the load tool `namesrv-bench` pinned to core 1; figures are medians over rounds",
+             "pinned to core 0 (`taskset -c 0`), the load tool `namesrv-bench` pinned to core 1; figures are medians over rounds; "
+             f"namesrv and namesrv-bench built with the `{os.environ.get('BENCH_PROFILE') or 'release'}` cargo profile",
              steal_line(records),
              "- workloads: RIP-29 shape = 4 clusters x 8 brokers, each cluster's brokers hosting the same 10,000 topics "
              "(40,000 topics, 8 queues); each route connection asks every topic in turn in an order of its own (shuffled, fixed seed), 4 in flight per connection; "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the namesrv container image, offline: a statically linked release binary is built on
+# Builds the namesrv container image, offline: a statically linked binary (the `dist` profile) is built on
 # this host and copied into a `scratch` image (Containerfile). No base image is pulled, so the
 # build works without network access to any registry.
 #
@@ -28,14 +28,14 @@ fi
 HOST=$(rustc -vV | sed -n 's/^host: //p')
 TARGET=${TARGET:-$HOST}
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
-echo "== static release build for $TARGET"
+echo "== static dist build for $TARGET"
 # +crt-static links glibc (or musl) statically; with --target, RUSTFLAGS leave build scripts and
-# proc macros alone. Symbols are stripped: the image is for running, `debug = 1` stays for local
-# release builds.
+# proc macros alone. The `dist` profile is the release build optimised as one program (LTO).
+# Symbols are stripped: the image is for running, `debug = 1` stays for local builds.
 RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols \
-    cargo build --release --locked --bin namesrv --target "$TARGET"
-BIN="$TARGET_DIR/$TARGET/release/namesrv"
+CARGO_PROFILE_DIST_DEBUG=0 CARGO_PROFILE_DIST_STRIP=symbols \
+    cargo build --profile dist --locked --bin namesrv --target "$TARGET"
+BIN="$TARGET_DIR/$TARGET/dist/namesrv"
 if ldd "$BIN" 2>&1 | grep -qvE "not a dynamic executable|statically linked"; then
     echo "build-image: $BIN is not statically linked:" >&2
     ldd "$BIN" >&2
