@@ -39,6 +39,10 @@ impl Default for Slots {
 }
 
 impl Slots {
+    fn number(self, style: JsonStyle) -> u32 {
+        self.0[style_index(style)]
+    }
+
     fn slot(&mut self, style: JsonStyle) -> &mut u32 {
         &mut self.0[style_index(style)]
     }
@@ -79,14 +83,16 @@ impl Bodies {
         self.numbers.contains_key(body)
     }
 
-    /// The number of the stored body equal to `body` (stored now if new), counting one more holder.
-    fn hold(&mut self, body: Bytes) -> u32 {
+    /// The number of the stored body equal to `body`, counting one more holder, and the bytes
+    /// stored for it now (its size if it is new, else 0).
+    fn hold(&mut self, body: Bytes) -> (u32, usize) {
         if let Some(&number) = self.numbers.get(&body) {
             if let Some(held) = self.list[number as usize].as_mut() {
                 held.holders += 1;
             }
-            return number;
+            return (number, 0);
         }
+        let size = body.len();
         let held = Some(Held { body: body.clone(), holders: 1 });
         let number = match self.free.pop() {
             Some(number) => {
@@ -99,7 +105,7 @@ impl Bodies {
             }
         };
         self.numbers.insert(body, number);
-        number
+        (number, size)
     }
 
     /// One holder of body `number` is gone; returns the body's size if it went with its last holder.
@@ -152,7 +158,7 @@ impl RouteCache {
     /// The cached body of `topic` in `style`, in place.
     pub fn find(&self, topic: &str, style: JsonStyle) -> Option<&Bytes> {
         let entry = self.entries.find(self.hash(topic), |e| e.topic == topic)?;
-        self.bodies.get(entry.slots.0[style_index(style)])
+        self.bodies.get(entry.slots.number(style))
     }
 
     /// Caches a body, first evicting the earliest-cached topics until it fits the budget (a topic
@@ -172,10 +178,8 @@ impl RouteCache {
                 None => break,
             }
         }
-        if !self.bodies.contains(&body) {
-            self.bytes += body.len();
-        }
-        let number = self.bodies.hold(body);
+        let (number, stored) = self.bodies.hold(body);
+        self.bytes += stored;
         let hasher = &self.hasher;
         let entry = match self.entries.entry(hash, |e| e.topic == topic, |e| hasher.hash_one(e.topic.as_str())) {
             hashbrown::hash_table::Entry::Occupied(found) => found.into_mut(),
