@@ -8,6 +8,7 @@
 # and bench/route-latency.svg.
 #
 # Env: ROUNDS (default 3), DURATION (measured seconds per route run, default 10), PEERS,
+#      LIMIT_PAIRS (namesrv/canned pairs per round against the limit, default 3),
 #      BENCH_PROFILE (cargo profile of namesrv and namesrv-bench, default dist, as shipped),
 #      QUICK=1 (small shapes, for a smoke run), BASELINE (path of an earlier namesrv binary: it
 #      runs the side-by-side workloads too, pinned as namesrv is, for a before/after table;
@@ -94,12 +95,12 @@ measure() { # round workload server-label load-placement args...
     before=$(cpu_ticks)
     # shellcheck disable=SC2086
     if out=$("${pin[@]}" "$TARGET/$BENCH_PROFILE/namesrv-bench" --addr "127.0.0.1:$PORT" --json "$@" 2> "$WORK/bench.err"); then
-        printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"steal_percent":%s,"result":%s}\n' \
-            "$round" "$name" "$label" "$(peak_rss_kb)" "$(steal_percent "$before")" "$out" >> "$RAW"
+        printf '{"round":%d,"pair":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"steal_percent":%s,"result":%s}\n' \
+            "$round" "${PAIR:-1}" "$name" "$label" "$(peak_rss_kb)" "$(steal_percent "$before")" "$out" >> "$RAW"
     else
         log "  failed: $(tr '\r' '\n' < "$WORK/bench.err" | tail -1)"
-        printf '{"round":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"error":%s}\n' \
-            "$round" "$name" "$label" "$(peak_rss_kb)" "$(tr '\r' '\n' < "$WORK/bench.err" | tail -1 | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().strip()))')" >> "$RAW"
+        printf '{"round":%d,"pair":%d,"workload":"%s","server":"%s","peak_rss_kb":%s,"error":%s}\n' \
+            "$round" "${PAIR:-1}" "$name" "$label" "$(peak_rss_kb)" "$(tr '\r' '\n' < "$WORK/bench.err" | tail -1 | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().strip()))')" >> "$RAW"
     fi
 }
 
@@ -162,6 +163,8 @@ fi
 LOAD="--warmup 2 --duration $DURATION --depth 4"
 LIMIT_SHAPE="--clusters 4 --brokers 8 --topics 1000 --queues 8 --shared-topics"
 LIMIT_LOAD="--warmup 2 --duration $DURATION --depth 8 --connections 16"
+LIMIT_PAIRS=${LIMIT_PAIRS:-3}
+LIMIT_BODY=0
 WORKLOADS=(
     "route-16|route $RIP29 $LOAD --connections 16"
     "route-256|route $RIP29 $LOAD --connections 256"
@@ -236,19 +239,28 @@ for round in $(seq "$ROUNDS"); do
     # The physical limit: the route load (16 connections x 8 in flight, 32 brokers x 1,000 shared
     # topics) on one pinned core against namesrv and against `namesrv-bench canned`, a server that
     # only frames, parses headers and answers a fixed body of the size namesrv's replies had.
-    log "round $round: limit on namesrv"
-    start_server namesrv pinned 1
-    # shellcheck disable=SC2086
-    measure "$round" limit namesrv pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
-    stop_server
-    body=$(tail -1 "$RAW" | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]["route"]; print(round(r["bytes_per_second"]/max(r["per_second"],1)))' 2>/dev/null || echo 0)
-    if [ "$body" -gt 0 ]; then
-        log "round $round: limit on canned ($body body bytes)"
-        start_server canned pinned - --body-bytes "$body"
-        # shellcheck disable=SC2086
-        measure "$round" limit canned pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
-        stop_server
-    fi
+    # LIMIT_PAIRS pairs a round, each pair's first server alternating, so neither always meets the
+    # host just after the other; canned answers with the body size namesrv's last run measured.
+    for pair in $(seq "$LIMIT_PAIRS"); do
+        order=(namesrv canned)
+        (( (round + pair) % 2 )) && order=(canned namesrv)
+        for server in "${order[@]}"; do
+            if [ "$server" = namesrv ]; then
+                log "round $round: limit pair $pair on namesrv"
+                start_server namesrv pinned 1
+                # shellcheck disable=SC2086
+                PAIR=$pair measure "$round" limit namesrv pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
+                stop_server
+                LIMIT_BODY=$(tail -1 "$RAW" | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]["route"]; print(round(r["bytes_per_second"]/max(r["per_second"],1)))' 2>/dev/null || echo 0)
+            elif [ "$LIMIT_BODY" -gt 0 ]; then
+                log "round $round: limit pair $pair on canned ($LIMIT_BODY body bytes)"
+                start_server canned pinned - --body-bytes "$LIMIT_BODY"
+                # shellcheck disable=SC2086
+                PAIR=$pair measure "$round" limit canned pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
+                stop_server
+            fi
+        done
+    done
     log "round $round: memory on namesrv"
     start_server namesrv free 1 --set max_frame_bytes=1073741824 --set frame_budget_bytes=2147483648 \
         --set max_inflated_body_bytes=1073741824 --set max_topics_per_broker=2000000

@@ -98,11 +98,18 @@ def svg(records, path):
         f.write("\n".join(out) + "\n")
 
 
+def run_key(record):
+    """Where a record sits in the run: its round, and its pair within the round (the limit measures
+    several pairs a round; every other workload one)."""
+    return record["round"], record.get("pair", 1)
+
+
 def round_ratios(runs, path, server, against):
-    """`server`'s figure at `path` over `against`'s, for each round where both have one, in round order."""
-    of = {r["round"]: dig(r, path) for r in runs if r["server"] == against}
-    return [dig(r, path) / of[r["round"]] for r in sorted(runs, key=lambda r: r["round"])
-            if r["server"] == server and isinstance(dig(r, path), (int, float)) and of.get(r["round"])]
+    """`server`'s figure at `path` over `against`'s, for each round (and pair) where both have one,
+    in run order."""
+    of = {run_key(r): dig(r, path) for r in runs if r["server"] == against}
+    return [dig(r, path) / of[run_key(r)] for r in sorted(runs, key=run_key)
+            if r["server"] == server and isinstance(dig(r, path), (int, float)) and of.get(run_key(r))]
 
 
 def ratio_cells(ratios):
@@ -213,17 +220,18 @@ def limit(records):
     out = ["", "## Against the limit", "",
            "The physical limit of this machine for route queries: `namesrv-bench canned`, a one-thread server that "
            "frames each request, parses its header and answers code 0 with a fixed body of the size namesrv's route "
-           "replies had in the same round, doing no NameServer work. Both pinned to core 0, the load tool on core 1: "
+           "replies had in the run before, doing no NameServer work. Both pinned to core 0, the load tool on core 1: "
            "16 connections x 8 in flight over 4 clusters x 8 brokers sharing 1,000 topics each (4,000 topics). "
-           "The ratio is the median of the rounds' own ratios.", "",
+           "Each round measures several pairs, which of the two goes first alternating; the ratio is the median "
+           "of the pairs' own ratios.", "",
            "Host steal is the share of the machine's CPU time the host gave to others while the run lasted "
            "(from /proc/stat): where it is high, a run measures the host more than the server.", "",
-           "| server | route QPS | vs the limit | per round | p99 µs | server CPU % | host steal % per round |",
+           "| server | route QPS | vs the limit | per pair, in run order | p99 µs | server CPU % | host steal % per run |",
            "|---|---:|---:|---|---:|---:|---|"]
     for label, text in (("namesrv", "namesrv, io_threads 1"), ("canned", "canned (the limit)")):
         rs = [r for r in runs if r["server"] == label]
         ratio, per_round = ratio_cells(round_ratios(runs, "route.per_second", label, "canned"))
-        steal = ", ".join(f"{r['steal_percent']:.0f}" for r in sorted(rs, key=lambda r: r["round"]) if "steal_percent" in r)
+        steal = ", ".join(f"{r['steal_percent']:.0f}" for r in sorted(rs, key=run_key) if "steal_percent" in r)
         out.append(f"| {text} | {fmt(median([dig(r, 'route.per_second') for r in rs]))} | {ratio} | {per_round} "
                    f"| {fmt(median([dig(r, 'route.p99_us') for r in rs]))} "
                    f"| {fmt(median([dig(r, 'server_cpu_percent') for r in rs]))} | {steal or '—'} |")
