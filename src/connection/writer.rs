@@ -1,9 +1,9 @@
 //! The writing half of a connection: replies are framed straight into one outgoing buffer, in
-//! completion order, and a writer task writes what is queued with one vectored system call, so
-//! a busy connection writes many replies per call and allocates nothing per reply. A large found
-//! route's body is not copied: the buffer holds its frame's head, and the body shared by its
-//! batch is written from where the registry put it. Each written byte is counted off the
-//! connection's flow.
+//! completion order, and a writer task writes what is queued with one system call (a plain send,
+//! or a vectored write when shared bodies sit between frames), so a busy connection writes many
+//! replies per call and allocates nothing per reply. A large found route's body is not copied:
+//! the buffer holds its frame's head, and the body shared by its batch is written from where the
+//! registry put it. Each written byte is counted off the connection's flow.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -195,7 +195,14 @@ impl Queued {
         }
         let mut slices = [IoSlice::new(&[]); MAX_SLICES];
         let count = queue.fill(&mut slices);
-        let n = std::task::ready!(std::pin::Pin::new(io).poll_write_vectored(cx, &slices[..count]))?;
+        // One slice (the usual case: every reply copied into the buffer) goes as a plain send:
+        // on a socket, writev costs the kernel its vectored-file path on top (some 2% of a core
+        // under the limit's route load).
+        let io = std::pin::Pin::new(io);
+        let n = std::task::ready!(match count {
+            1 => io.poll_write(cx, &slices[0]),
+            _ => io.poll_write_vectored(cx, &slices[..count]),
+        })?;
         if n == 0 {
             return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
         }
@@ -269,15 +276,22 @@ mod tests {
 
     /// Takes what each vectored write offers, often only up to a varying limit (across slice
     /// bounds), and answers every third write "not now": a socket with little room.
+    /// It also counts how it was asked: plain writes, and vectored writes of fewer than two slices
+    /// (which should go as plain ones).
+    #[derive(Default)]
     struct Trickle {
         received: Vec<u8>,
         seed: u64,
         calls: u32,
+        plain: u32,
+        vectored: u32,
+        vectored_single: u32,
     }
 
     impl AsyncWrite for Trickle {
-        fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-            self.poll_write_vectored(cx, &[IoSlice::new(buf)])
+        fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            self.plain += 1;
+            self.take(cx, &[IoSlice::new(buf)])
         }
 
         fn poll_write_vectored(
@@ -285,6 +299,26 @@ mod tests {
             cx: &mut Context<'_>,
             slices: &[IoSlice<'_>],
         ) -> Poll<io::Result<usize>> {
+            self.vectored += 1;
+            self.vectored_single += u32::from(slices.len() < 2);
+            self.take(cx, slices)
+        }
+
+        fn is_write_vectored(&self) -> bool {
+            true
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    impl Trickle {
+        fn take(&mut self, cx: &mut Context<'_>, slices: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
             self.calls += 1;
             if self.calls % 3 == 0 {
                 cx.waker().wake_by_ref();
@@ -302,18 +336,6 @@ mod tests {
             }
             Poll::Ready(Ok(taken))
         }
-
-        fn is_write_vectored(&self) -> bool {
-            true
-        }
-
-        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
-
-        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
     }
 
     /// Shared bodies (large ones written in place, small ones copied) between copied frames,
@@ -325,7 +347,7 @@ mod tests {
         runtime.block_on(tokio::task::LocalSet::new().run_until(async {
             let flow = roomy_flow();
             let (outbox, queued) = Outbox::new(flow.clone());
-            let trickle = Trickle { received: Vec::new(), seed: 0x9E37_79B9_7F4A_7C15, calls: 0 };
+            let trickle = Trickle { seed: 0x9E37_79B9_7F4A_7C15, ..Trickle::default() };
             let found = RemotingCommand::response(crate::protocol::ResponseCode::Success, None);
             let template = ReplyTemplate::json(&found).expect("a JSON reply");
             let bodies: Vec<bytes::Bytes> =
@@ -335,7 +357,7 @@ mod tests {
             let written = tokio::task::spawn_local(async move {
                 let mut trickle = trickle;
                 let total = write_frames(&mut trickle, queued, flow.clone(), Counter::default()).await.unwrap();
-                (total, trickle.received, flow.queued_bytes())
+                (total, flow.queued_bytes(), trickle)
             });
             for opaque in 0..120 {
                 let body = SharedBody::new(bodies.clone(), opaque as usize % bodies.len()).unwrap();
@@ -351,10 +373,17 @@ mod tests {
                 }
             }
             drop(outbox);
-            let (total, received, left) = written.await.unwrap();
+            let (total, left, trickle) = written.await.unwrap();
             assert_eq!(total, expected.len() as u64);
-            assert!(received == expected, "every reply whole, in order");
+            assert!(trickle.received == expected, "every reply whole, in order");
             assert_eq!(left, 0, "all written");
+            assert!(
+                trickle.plain > 0 && trickle.vectored > 0,
+                "{} plain, {} vectored",
+                trickle.plain,
+                trickle.vectored
+            );
+            assert_eq!(trickle.vectored_single, 0, "one slice goes as a plain write");
         }));
     }
 }
