@@ -245,19 +245,18 @@ for round in $(seq "$ROUNDS"); do
         order=(namesrv canned)
         (( (round + pair) % 2 )) && order=(canned namesrv)
         for server in "${order[@]}"; do
+            start=(1) about=""
+            if [ "$server" = canned ]; then
+                [ "$LIMIT_BODY" -gt 0 ] || continue
+                start=(- --body-bytes "$LIMIT_BODY") about=" ($LIMIT_BODY body bytes)"
+            fi
+            log "round $round: limit pair $pair on $server$about"
+            start_server "$server" pinned "${start[@]}"
+            # shellcheck disable=SC2086
+            PAIR=$pair measure "$round" limit "$server" pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
+            stop_server
             if [ "$server" = namesrv ]; then
-                log "round $round: limit pair $pair on namesrv"
-                start_server namesrv pinned 1
-                # shellcheck disable=SC2086
-                PAIR=$pair measure "$round" limit namesrv pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
-                stop_server
                 LIMIT_BODY=$(tail -1 "$RAW" | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]["route"]; print(round(r["bytes_per_second"]/max(r["per_second"],1)))' 2>/dev/null || echo 0)
-            elif [ "$LIMIT_BODY" -gt 0 ]; then
-                log "round $round: limit pair $pair on canned ($LIMIT_BODY body bytes)"
-                start_server canned pinned - --body-bytes "$LIMIT_BODY"
-                # shellcheck disable=SC2086
-                PAIR=$pair measure "$round" limit canned pinned route $LIMIT_SHAPE $LIMIT_LOAD --server-pid "$SERVER_PID"
-                stop_server
             fi
         done
     done
