@@ -30,7 +30,7 @@ LAYERS = [
     ["http", "connection"],
     ["dispatch"],
     ["acl", "tls"],
-    ["kv", "config_store"],
+    ["kv", "config_store", "warm"],
     ["registry"],
     ["notifier"],
     ["mailbox", "listen", "io_pool"],

@@ -11,8 +11,10 @@
 //!   also from `namesrv-protocol`.
 //! - [`registry`]: the `RouteRegistry` actor owning every route table (`tables`, which alone
 //!   changes them and keeps the cached bodies right), liveness entries (`live`), registration
-//!   (`register`), removal and heartbeats (`liveness`), admin changes (`admin`), and what a
-//!   route query sees (`view`, `cache`).
+//!   (`register`), removal and heartbeats (`liveness`), admin changes (`admin`), what a
+//!   route query sees (`view`, `cache`), and when a route snapshot is due (`snapshot_pace`).
+//! - [`warm`]: warm restart: the route snapshot file read back at start and written by a
+//!   thread of its own while serving, outside the registry.
 //! - [`dispatch`]: request → registry message → response, with every error mapped to a code,
 //!   and the limits on what a peer may store (`limits`).
 //! - [`connection`]: the per-socket actor (`frames`: admission of frames, `flow`: back-pressure,
@@ -33,7 +35,7 @@
 //!
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
-//! `acl`, `tls` → `kv`, `config_store` → `registry` → `notifier` → `mailbox`, `listen`,
+//! `acl`, `tls` → `kv`, `config_store`, `warm` → `registry` → `notifier` → `mailbox`, `listen`,
 //! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock`, `origin` →
 //! `settings`; beneath them all the `namesrv-protocol` crate (`protocol` → `model`), which
 //! depends on nothing of the server.
@@ -67,6 +69,7 @@ pub mod server;
 pub mod settings;
 pub mod statelock;
 pub mod tls;
+pub mod warm;
 
 pub use namesrv_protocol as protocol;
 pub use namesrv_protocol::model;

@@ -272,7 +272,7 @@ impl Apply<RouteRegistry> for LoadSnapshot {
 impl Apply<RouteRegistry> for FinalSnapshot {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let now = registry.now_ms();
-        registry.snapshots.finish().then(|| registry.tables.snapshot(super::snapshot_file::wall_ms(), now))
+        registry.snapshots.finish().then(|| registry.tables.snapshot(super::snapshot_pace::wall_ms(), now))
     }
 }
 

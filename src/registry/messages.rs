@@ -349,7 +349,7 @@ request!(Stall, ());
 pub struct LoadSnapshot {
     pub conn: ConnId,
     pub snapshot: Option<super::snapshot::Snapshot>,
-    pub sink: Option<super::snapshot_file::SnapshotSink>,
+    pub sink: Option<Box<dyn super::snapshot_pace::SnapshotSink>>,
 }
 request!(LoadSnapshot, usize);
 

@@ -16,7 +16,7 @@ pub mod options;
 pub mod register;
 mod route_batch;
 pub mod snapshot;
-pub mod snapshot_file;
+pub mod snapshot_pace;
 pub mod stall;
 pub mod tables;
 #[cfg(test)]
@@ -38,7 +38,7 @@ use crate::origin::ConnId;
 use liveness::BrokerRef;
 use messages::CloseConnection;
 use options::RegistryOptions;
-use snapshot_file::{wall_ms, SnapshotPace};
+use snapshot_pace::{wall_ms, SnapshotPace};
 use stall::TickWatch;
 use tables::RouteTables;
 
@@ -218,7 +218,7 @@ impl Actor for RouteRegistry {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
         self.ticks.start(self.now_ms(), wall_ms());
         ctx.run_interval(self.scan_interval, |registry, _| registry.scan());
-        ctx.run_interval(snapshot_file::CHECK_EVERY, |registry, _| registry.offer_snapshot());
+        ctx.run_interval(snapshot_pace::CHECK_EVERY, |registry, _| registry.offer_snapshot());
     }
 }
 

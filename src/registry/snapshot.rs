@@ -2,7 +2,7 @@
 //! from the tables, and loading them back by replaying them as registrations, so the tables and
 //! the cached bodies are built exactly as registrations build them. Loaded brokers are
 //! provisional: no connection, expiring on their timeout counted from the load unless they
-//! register. No I/O here (see `snapshot_file`).
+//! register. No I/O here (see `crate::warm`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

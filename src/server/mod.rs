@@ -28,9 +28,9 @@ use crate::listen::{self, AcceptGate};
 use crate::metrics::Metrics;
 use crate::observe::{ObserveError, Observer};
 use crate::origin::ConnId;
-use crate::registry::snapshot_file::{final_snapshot, warm_start};
 use crate::settings::{Settings, Sources};
 use crate::tls::TlsError;
+use crate::warm::{final_snapshot, warm_start};
 
 use accept::{accept_until, io_threads, Accept, DRAIN_TIMEOUT};
 pub use compose::bind;
