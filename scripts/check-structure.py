@@ -3,6 +3,11 @@
 top-level module of the server crate to one in a layer above it (LAYERS), and no file or
 function past its size limit. Run by CI; prints each problem and exits 1 if there is one.
 
+Whole files are read, test code included (test folders, and items under `#[cfg(test)]` wherever
+they stand): a test may import anything of its own top-level module (its room), even what sits
+above it there, without that counting towards a circle; its imports of other rooms follow the
+same layers and circle rules as the code it tests.
+
 Usage: scripts/check-structure.py [--max-file-lines N] [--max-fn-lines N] [ROOT...]
 Each ROOT is a crate's src directory (default: src, every crates/*/src and every tools/*/src).
 The protocol crate (crates/protocol) must not depend on actix, tokio's runtime or anything that
@@ -122,7 +127,7 @@ def upward_imports(root, graph):
         if a not in layer:
             problems.add(f"module {a} is in no layer of scripts/check-structure.py LAYERS")
             continue
-        for t in targets:
+        for t, _ in targets:
             b = top_module(root, t)
             if b in layer and layer[b] < layer[a]:
                 problems.add(f"upward import: {f.relative_to(root.parent)} ({a}, layer {layer[a]}) uses {b} (layer {layer[b]})")
@@ -156,29 +161,60 @@ def resolve(root, modules, current, base, segments):
     return None
 
 
+def test_lines(lines, whole_file):
+    """Which lines are test code: every line of a test file (`whole_file`), else each item under a
+    `#[cfg(test)]` attribute, to the end of its braces (or its `;`), wherever it stands in the file."""
+    if whole_file:
+        return [True] * len(lines)
+    marks, i = [False] * len(lines), 0
+    while i < len(lines):
+        if lines[i].strip() != "#[cfg(test)]":
+            i += 1
+            continue
+        marks[i], depth, opened, j = True, 0, False, i + 1
+        while j < len(lines):
+            code = lines[j].split("//")[0]
+            marks[j] = True
+            depth += code.count("{") - code.count("}")
+            opened = opened or "{" in code
+            if (opened and depth <= 0) or (not opened and code.rstrip().endswith(";")):
+                break
+            j += 1
+        i = j + 1
+    return marks
+
+
 def import_graph(root):
-    files = [p for p in root.rglob("*.rs") if "tests" not in p.relative_to(root).parts]
+    """Every file's imports, read over the whole file: `(target, from_test_code)` per import.
+    Test code is a test module's file (under a `tests` folder) or an item under `#[cfg(test)]`."""
+    files = list(root.rglob("*.rs"))
     modules = {tuple(module_path(root, f)): f for f in files}
     graph = {f: set() for f in files}
     for f in files:
         current = module_path(root, f)
-        if f.name == "mod.rs":
-            current = current + ["mod"]  # `super` in a mod.rs is the parent of its module
-        in_tests = False
         cur = current[:-1] if f.name == "mod.rs" else current
-        for line in f.read_text().splitlines():
-            if line.startswith("#[cfg(test)]"):
-                in_tests = True
+        lines = f.read_text().splitlines()
+        tests = test_lines(lines, "tests" in f.relative_to(root).parts)
+        for line, in_test in zip(lines, tests):
             code = line.split("//")[0]
-            if in_tests or code.lstrip().startswith("mod "):
+            if code.lstrip().startswith(("mod ", "pub mod ", "pub(crate) mod ")):
                 continue
             m = USE.match(code)
             refs = [(m.group(1), m.group(2))] if m else [(b, p) for b, p in PATH.findall(code)]
             for base, segments in refs:
                 target = resolve(root, modules, cur, base, segments)
                 if target is not None and target != f and not is_descendant(root, target, f):
-                    graph[f].add(target)
+                    graph[f].add((target, in_test))
     return graph
+
+
+def circle_graph(root, graph):
+    """The edges that can make an import circle: all but test code's imports within its own
+    top-level module (a test may use what is above it in its own room, never another room's)."""
+    return {
+        f: {t for t, in_test in targets if not (in_test and top_module(root, t) == top_module(root, f))}
+        for f, targets in graph.items()
+    }
 
 
 def is_descendant(root, target, f):
@@ -248,7 +284,7 @@ def main():
     problems = crate_dependencies(repo) + unsafe_allowed(repo)
     for root in roots:
         graph = import_graph(root)
-        for comp in cycles(graph):
+        for comp in cycles(circle_graph(root, graph)):
             names = ", ".join(sorted(str(p.relative_to(repo)) for p in comp))
             problems.append(f"import circle: {names}")
         if root.resolve() == (repo / "src").resolve():

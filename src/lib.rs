@@ -1,12 +1,12 @@
 //! namesrv: a wire-compatible Apache RocketMQ NameServer built on actix actors.
 //!
 //! # Layout
-//! - [`protocol`] (the `namesrv-protocol` crate in `crates/protocol`, re-exported): framing
-//!   (`codec`), headers (`header_json`, `header_binary`, typed `header`), codes, JSON output
-//!   styles (`json`), request bodies (`body`, `compressed`, `register_body`, `register_json`,
-//!   `lenient`; each decode carries its limits and its `pace` in a `DecodeContext`), response
-//!   bodies (`response_body`), the session-credential signature (`acl_signature`) and the body
-//!   CRC. No actix, no I/O, no state.
+//! - [`protocol`] (the `namesrv-protocol` crate in `crates/protocol`, re-exported), in folders
+//!   by subject: framing (`codec`), headers (`header`: JSON with its fast readers, binary,
+//!   typed fields), codes, request bodies (`body`: the register body's forms, each decode
+//!   carrying its limits and pacing in a `DecodeContext`), JSON styles and leniency (`json`),
+//!   what is answered (`reply`: response bodies, reply templates), the session-credential
+//!   signature (`signature`) and the body CRC. No actix, no I/O, no state.
 //! - [`model`]: route values shared by bodies and tables (QueueData, BrokerData, DataVersion),
 //!   also from `namesrv-protocol`.
 //! - [`registry`]: the `RouteRegistry` actor owning every route table (`tables`, which alone

@@ -21,7 +21,7 @@ use tracing::{error, info, warn};
 
 use crate::filewatch::{self, Cause, Poke, Timing};
 use crate::metrics::Metrics;
-use crate::protocol::acl_signature::ACCESS_KEY;
+use crate::protocol::signature::ACCESS_KEY;
 use crate::protocol::RemotingCommand;
 use crate::ratelog::RateLimit;
 use crate::settings::{AclProtect, Settings};

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use thiserror::Error;
 
 use super::accounts::{Account, Accounts, Role};
-use crate::protocol::acl_signature::{verify, ACCESS_KEY, SIGNATURE};
 use crate::protocol::code::version::V4_9_3;
+use crate::protocol::signature::{verify, ACCESS_KEY, SIGNATURE};
 use crate::protocol::RemotingCommand;
 use crate::settings::AclProtect;
 

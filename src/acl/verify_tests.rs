@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::protocol::acl_signature::{sign_command, SessionCredentials};
+use crate::protocol::signature::{sign_command, SessionCredentials};
 use crate::protocol::ExtFields;
 
 const ACCOUNTS: &str = r#"

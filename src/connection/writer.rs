@@ -19,7 +19,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use super::flow::Flow;
 use crate::dispatch::batch::SharedBody;
 use crate::protocol::codec::encode_frame;
-use crate::protocol::reply_template::ReplyTemplate;
+use crate::protocol::reply::template::ReplyTemplate;
 use crate::protocol::{CodecError, RemotingCommand};
 
 /// Buffers larger than this are not kept for reuse once written (one huge reply must not pin

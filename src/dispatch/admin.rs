@@ -5,7 +5,7 @@ use tracing::info;
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::origin::ConnId;
 use crate::protocol::header::{Fields, HeaderError};
-use crate::protocol::response_body::encode_topic_list;
+use crate::protocol::reply::body::encode_topic_list;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
 use crate::registry::admin::UnitFilter;
 use crate::registry::messages::*;

@@ -7,7 +7,7 @@ use super::{success, Dispatcher, Outcome, RequestError};
 use crate::origin::ConnId;
 use crate::protocol::header::Fields;
 use crate::protocol::json::JsonStyle;
-use crate::protocol::reply_template::ReplyTemplate;
+use crate::protocol::reply::template::ReplyTemplate;
 use crate::protocol::{RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::messages::*;
 use actix::MailboxError;

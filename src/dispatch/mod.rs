@@ -30,7 +30,7 @@ use crate::origin::Origin;
 use crate::protocol::body::{BodyError, BodyLimits};
 use crate::protocol::command::FLAG_RESPONSE;
 use crate::protocol::header::HeaderError;
-use crate::protocol::reply_template::ReplyTemplate;
+use crate::protocol::reply::template::ReplyTemplate;
 use crate::protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::binding::BoundElsewhere;
 use crate::registry::messages::RouteAnswer;

@@ -9,7 +9,7 @@ use crate::config_store::{GetConfig, UpdateConfig};
 use crate::kv::{DeleteKv, GetKv, GetKvList, PutKv};
 use crate::origin::{ConnId, Origin};
 use crate::protocol::header::Fields;
-use crate::protocol::response_body::encode_kv_table;
+use crate::protocol::reply::body::encode_kv_table;
 use crate::protocol::{ExtFields, RemotingCommand, ResponseCode};
 use crate::settings::properties;
 

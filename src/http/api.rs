@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use super::HttpState;
 use crate::metrics::build;
 use crate::origin::ConnId;
+use crate::protocol::json::lenient::parse_lenient;
 use crate::protocol::json::JsonStyle;
-use crate::protocol::lenient::parse_lenient;
 use crate::registry::listings::search;
 use crate::registry::messages::{GetClusterInfo, GetFigures, GetRouteInfo, GetSortedTopics, ListBrokers, RouteAnswer};
 

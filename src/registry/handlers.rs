@@ -7,7 +7,7 @@ use super::register::Registered;
 use super::RouteRegistry;
 use crate::mailbox::Apply;
 use crate::metrics::Removal;
-use crate::protocol::response_body::{encode_member_group, encode_topic_list};
+use crate::protocol::reply::body::{encode_member_group, encode_topic_list};
 
 impl Apply<RouteRegistry> for RegisterBroker {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {

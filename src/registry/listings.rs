@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use super::admin::UnitFilter;
 use super::tables::RouteTables;
-use crate::protocol::response_body::encode_topic_list;
+use crate::protocol::reply::body::encode_topic_list;
 
 /// Per-cluster listings kept at once; past it the cache starts over (cluster names come from
 /// peers, so their number is not bounded by anything else).

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use super::tables::RouteTables;
 use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
 use crate::protocol::json::JsonStyle;
-use crate::protocol::response_body::{encode_cluster_info, encode_topic_list, encode_topic_route, TopicRoute};
+use crate::protocol::reply::body::{encode_cluster_info, encode_topic_list, encode_topic_route, TopicRoute};
 
 /// Topics exempt from the acting-master rewrite (the brokers' own member-sync topics).
 const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use namesrv_protocol::acl_signature::{sign_command, SessionCredentials};
 use namesrv_protocol::codec::encode_frame;
+use namesrv_protocol::signature::{sign_command, SessionCredentials};
 use namesrv_protocol::{RemotingCodec, RemotingCommand};
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::ClientConfig;

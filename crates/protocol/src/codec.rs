@@ -16,10 +16,9 @@ use bytes::{Buf, BufMut, BytesMut};
 use thiserror::Error;
 use tokio_util::codec::{Decoder, Encoder};
 
-use super::command::{RemotingCommand, SerializeType};
-use super::header_binary::{self, BinaryHeaderError};
-use super::header_json;
-use super::header_scan::{self, RouteHeader};
+use crate::command::{RemotingCommand, SerializeType};
+use crate::header::binary::{self, BinaryHeaderError};
+use crate::header::{json, scan, RouteHeader};
 
 /// Java's default `com.rocketmq.remoting.frameMaxLength`: 16 MiB including the length field.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
@@ -75,7 +74,7 @@ impl RemotingCodec {
     }
 
     /// The whole frame at the front of `src` when it is a plain route query (a JSON header that
-    /// [`header_scan::scan_route`] reads, no body): its header and its size in bytes. `None`
+    /// [`crate::header::scan::scan_route`] reads, no body): its header and its size in bytes. `None`
     /// for anything else, which [`Decoder::decode`] then reads as a command.
     pub fn peek_route<'s>(&self, src: &'s [u8]) -> Option<(RouteHeader<'s>, usize)> {
         let total = u32::from_be_bytes(src.get(..4)?.try_into().ok()?) as usize;
@@ -84,7 +83,7 @@ impl RemotingCodec {
         if !json || header_len + 4 != total || total + 4 > self.max_frame_bytes {
             return None;
         }
-        let header = header_scan::scan_route(src.get(8..8 + header_len)?)?;
+        let header = scan::scan_route(src.get(8..8 + header_len)?)?;
         Some((header, total + 4))
     }
 }
@@ -126,8 +125,8 @@ impl Decoder for RemotingCodec {
         let header_len = (word & 0x00FF_FFFF) as usize;
         let header = frame.split_to(header_len);
         let mut cmd = match (word >> 24) as u8 {
-            0 => header_json::decode(&header)?,
-            _ => header_binary::decode(&header)?,
+            0 => json::decode(&header)?,
+            _ => binary::decode(&header)?,
         };
         if !frame.is_empty() {
             cmd.body = Some(frame.freeze());
@@ -168,8 +167,8 @@ pub fn encode_frame(cmd: &RemotingCommand, dst: &mut BytesMut) -> Result<(), Cod
 fn encode_with(cmd: &RemotingCommand, header: &mut Vec<u8>, dst: &mut BytesMut) -> Result<(), CodecError> {
     header.clear();
     match cmd.serialize_type {
-        SerializeType::Json => header_json::encode(cmd, header),
-        SerializeType::RocketMq => header_binary::encode(cmd, header),
+        SerializeType::Json => json::encode(cmd, header),
+        SerializeType::RocketMq => binary::encode(cmd, header),
     }
     let header_len = header.len();
     let result = put_frame(cmd, header, dst);

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::code::{LanguageCode, ResponseCode};
+use crate::code::{LanguageCode, ResponseCode};
 
 /// Flag bit 0: the frame is a response.
 pub const FLAG_RESPONSE: i32 = 1;
@@ -120,7 +120,7 @@ impl RemotingCommand {
         Self {
             code,
             language: Some(LanguageCode::Java),
-            version: super::code::version::V5_3_3,
+            version: crate::code::version::V5_3_3,
             opaque: 0,
             flag: 0,
             remark: None,

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use namesrv::protocol::lenient::quote_bare_keys;
+use namesrv::protocol::json::lenient::quote_bare_keys;
 use namesrv::protocol::{ExtFields, RemotingCommand};
 use namesrv_client::blocking::BlockingConn;
 use namesrv_client::{ClientError, ConnectOptions};

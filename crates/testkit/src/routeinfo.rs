@@ -16,7 +16,7 @@ pub fn perm(route: &Value, name: &str) -> i64 {
 pub fn query_data_version(client: &mut Client, broker: &Broker, version: Option<DataVersion>) -> RemotingCommand {
     let mut request = broker.identity_request(322);
     if let Some(v) = version {
-        request = request.with_body(namesrv::protocol::response_body::encode_data_version(&v));
+        request = request.with_body(namesrv::protocol::reply::body::encode_data_version(&v));
     }
     client.call(request)
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use namesrv::protocol::acl_signature::{sign_command, SessionCredentials};
+use namesrv::protocol::signature::{sign_command, SessionCredentials};
 use namesrv::protocol::RemotingCommand;
 use namesrv_client::{ClientError, ConnectOptions};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};

@@ -8,7 +8,7 @@ use super::RouteTables;
 use crate::notifier::MinBrokerIdChange;
 use crate::origin::ConnId;
 use crate::protocol::json::JsonStyle;
-use crate::protocol::response_body::encode_kv_table;
+use crate::protocol::reply::body::encode_kv_table;
 use crate::registry::cache::RouteCache;
 use crate::registry::options::RegistryOptions;
 

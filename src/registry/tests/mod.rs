@@ -20,8 +20,8 @@ use super::tables::RouteTables;
 use crate::model::{DataVersion, QueueData, TopicConfig, TopicTable};
 use crate::origin::ConnId;
 use crate::protocol::body::RegisterBody;
+use crate::protocol::json::lenient::quote_bare_keys;
 use crate::protocol::json::JsonStyle;
-use crate::protocol::lenient::quote_bare_keys;
 use crate::settings::RoutingSettings;
 
 /// One broker instance as a test registers it.

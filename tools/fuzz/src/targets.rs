@@ -10,11 +10,13 @@ use std::sync::OnceLock;
 use bytes::BytesMut;
 use flate2::write::{DeflateEncoder, ZlibEncoder};
 use flate2::Compression;
+use namesrv::protocol::body::register::decode_register_body;
+use namesrv::protocol::body::register_json;
 use namesrv::protocol::body::{decode_data_version, decode_register_topic_body, BodyLimits, DecodeContext};
 use namesrv::protocol::codec::{encode_frame, DEFAULT_MAX_FRAME_BYTES};
-use namesrv::protocol::register_body::decode_register_body;
-use namesrv::protocol::{header_binary, header_json, header_scan, RemotingCodec, RemotingCommand};
-use namesrv::protocol::{register_json, register_scan};
+use namesrv::protocol::header::{binary, json};
+use namesrv::protocol::testing::{scan_header, scan_register_body, scan_route};
+use namesrv::protocol::{RemotingCodec, RemotingCommand};
 use namesrv::settings::{properties, Settings};
 use tokio_util::codec::Decoder;
 
@@ -45,9 +47,9 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "json_header",
         run: json_header,
-        about: "header_json::decode (serialize type 0), the scanner and the route lane's reader checked against the general reader",
+        about: "header::json::decode (serialize type 0), the scanner and the route lane's reader checked against the general reader",
     },
-    Target { name: "binary_header", run: binary_header, about: "header_binary::decode (ROCKETMQ, serialize type 1)" },
+    Target { name: "binary_header", run: binary_header, about: "header::binary::decode (ROCKETMQ, serialize type 1)" },
     Target {
         name: "register_body",
         run: register_body,
@@ -106,16 +108,15 @@ fn frame(data: &[u8]) {
 }
 
 fn json_header(data: &[u8]) {
-    if let Some(scanned) = header_scan::scan(data) {
-        let general = header_json::decode_general(data).ok();
+    if let Some(scanned) = scan_header(data) {
+        let general = json::decode_general(data).ok();
         assert_eq!(Some(&scanned), general.as_ref(), "the header scanner read what the general reader does not");
     }
-    if let Ok(cmd) = header_json::decode(data) {
+    if let Ok(cmd) = json::decode(data) {
         assert_reencodes(&cmd);
     }
-    if let Some(route) = header_scan::scan_route(data) {
-        let general =
-            header_json::decode_general(data).expect("the route lane read a header the general reader refuses");
+    if let Some(route) = scan_route(data) {
+        let general = json::decode_general(data).expect("the route lane read a header the general reader refuses");
         let read = (general.code, general.is_oneway() || general.is_response(), general.opaque, general.version);
         assert_eq!(read, (105, false, route.opaque, route.version), "the route lane read another request");
         let ext = |key| general.ext(key);
@@ -124,7 +125,7 @@ fn json_header(data: &[u8]) {
 }
 
 fn binary_header(data: &[u8]) {
-    if let Ok(cmd) = header_binary::decode(data) {
+    if let Ok(cmd) = binary::decode(data) {
         assert_reencodes(&cmd);
     }
 }
@@ -162,7 +163,7 @@ fn register_body(data: &[u8]) {
     };
     let context =
         DecodeContext::unpaced(BodyLimits { max_inflated_bytes: MAX_INFLATED_BYTES, ..BodyLimits::default() });
-    if let Some(scanned) = register_scan::scan(&body, version, &context) {
+    if let Some(scanned) = scan_register_body(&body, version, &context) {
         let general = register_json::decode_general(&body, version, &context).ok();
         assert_eq!(Some(&scanned), general.as_ref(), "the register body scanner read what serde does not");
     }

@@ -257,7 +257,7 @@ async fn settle(target: &Target, churn: &Churn) -> io::Result<(Vec<String>, f64)
     let mut conn = Conn::connect(target).await?;
     loop {
         let answer = conn.call_body(RemotingCommand::request(106, None)).await?;
-        let info: Value = namesrv_protocol::lenient::parse_lenient(&answer).map_err(io::Error::other)?;
+        let info: Value = namesrv_protocol::json::lenient::parse_lenient(&answer).map_err(io::Error::other)?;
         let listed: Vec<String> =
             info["brokerAddrTable"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
         if listed.is_empty() || Instant::now() >= deadline {

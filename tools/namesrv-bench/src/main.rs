@@ -224,7 +224,7 @@ fn main() {
         std::process::exit(2);
     }
     let credentials = cli.access_key.clone().zip(cli.secret_key.clone()).map(|(access_key, secret_key)| {
-        namesrv_protocol::acl_signature::SessionCredentials { access_key, secret_key, security_token: None }
+        namesrv_protocol::signature::SessionCredentials { access_key, secret_key, security_token: None }
     });
     let tls = match cli.tls_ca.as_deref().map(|ca| namesrv_client::tls::client_config(Path::new(ca), None)).transpose()
     {

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
 use memchr::memmem;
-use namesrv_protocol::acl_signature::{sign_command, SessionCredentials};
 use namesrv_protocol::codec::encode_frame;
+use namesrv_protocol::signature::{sign_command, SessionCredentials};
 use namesrv_protocol::RemotingCommand;
 
 use crate::conn::{io_error, Target};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use namesrv_protocol::acl_signature::SessionCredentials;
+use namesrv_protocol::signature::SessionCredentials;
 use namesrv_protocol::RemotingCommand;
 use rustls::ClientConfig;
 use thiserror::Error;

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use namesrv_client::tls;
-use namesrv_protocol::acl_signature::SessionCredentials;
+use namesrv_protocol::signature::SessionCredentials;
 use rustls::ClientConfig;
 
 use cli::{Cli, Command, Global};

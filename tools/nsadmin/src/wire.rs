@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use namesrv_protocol::lenient::parse_lenient;
+use namesrv_protocol::json::lenient::parse_lenient;
 use namesrv_protocol::{ExtFields, RemotingCommand, RequestCode};
 use serde::{Deserialize, Deserializer, Serialize};
 

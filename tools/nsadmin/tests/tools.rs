@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use bytes::BytesMut;
 use common::*;
-use namesrv::protocol::acl_signature::{verify, ACCESS_KEY, SECURITY_TOKEN, SIGNATURE};
 use namesrv::protocol::codec::encode_frame;
+use namesrv::protocol::signature::{verify, ACCESS_KEY, SECURITY_TOKEN, SIGNATURE};
 use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand, ResponseCode};
 use tokio_util::codec::Decoder;
 

@@ -7,7 +7,7 @@ use namesrv::protocol::RemotingCommand;
 use serde_json::Value;
 
 use crate::differential::java_model::{Answer, Body};
-use namesrv::protocol::lenient::quote_bare_keys;
+use namesrv::protocol::json::lenient::quote_bare_keys;
 
 /// Lists whose order Java leaves to hash iteration.
 const UNORDERED: [&str; 3] = ["brokerDatas", "queueDatas", "topicList"];

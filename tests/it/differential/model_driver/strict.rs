@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use namesrv::protocol::lenient::quote_bare_keys;
+use namesrv::protocol::json::lenient::quote_bare_keys;
 use namesrv::protocol::RemotingCommand;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 

@@ -5,10 +5,10 @@ use std::io::Read;
 
 use flate2::read::{DeflateDecoder, ZlibDecoder};
 
-use super::body::{BodyError, DataVersionJson, DecodeContext, MappingInfoJson, RegisterBody};
-use super::code::version;
-use super::lenient::parse_lenient;
-use super::pace::Pacer;
+use crate::body::pace::Pacer;
+use crate::body::{BodyError, DataVersionJson, DecodeContext, MappingInfoJson, RegisterBody};
+use crate::code::version;
+use crate::json::lenient::parse_lenient;
 use crate::model::{DataVersion, TopicConfig, TopicQueueMappingInfo, TopicTable};
 
 /// Inflated sizes above this must stay within [`MAX_RATIO`] of the compressed size.
@@ -146,8 +146,8 @@ fn parse_topic_line(line: &[u8]) -> Result<TopicConfig, BodyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::body::register::decode_register_body;
     use crate::body::BodyLimits;
-    use crate::register_body::decode_register_body;
 
     fn limits(max_inflated_bytes: usize) -> DecodeContext {
         DecodeContext::unpaced(BodyLimits { max_inflated_bytes, max_topics: 1000 })

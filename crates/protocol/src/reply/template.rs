@@ -4,8 +4,8 @@
 
 use bytes::{BufMut, BytesMut};
 
-use super::command::{RemotingCommand, SerializeType};
-use super::header_json;
+use crate::command::{RemotingCommand, SerializeType};
+use crate::header::json;
 
 /// The JSON header of one reply, encoded but for its opaque.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +28,7 @@ impl ReplyTemplate {
         }
         let encoded = |opaque| {
             let mut header = Vec::new();
-            header_json::encode(&RemotingCommand { opaque, body: None, ..cmd.clone() }, &mut header);
+            json::encode(&RemotingCommand { opaque, body: None, ..cmd.clone() }, &mut header);
             header
         };
         let (zero, one) = (encoded(0), encoded(1));

@@ -12,7 +12,7 @@ use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use sha1::Sha1;
 
-use super::command::{ExtFields, RemotingCommand};
+use crate::command::{ExtFields, RemotingCommand};
 
 /// The ext field carrying the access key (Java's `SessionCredentials.ACCESS_KEY`).
 pub const ACCESS_KEY: &str = "AccessKey";

@@ -9,13 +9,13 @@
 //! integer keys, more topics than the cap) makes it give up, and the body is read by the serde
 //! reader, which then accepts or refuses it. So the two can differ only in speed.
 
-use super::body::{DecodeContext, RegisterBody};
-use super::code::version;
-use super::json_cursor::Cursor;
+use crate::body::{DecodeContext, RegisterBody};
+use crate::code::version;
+use crate::json::cursor::Cursor;
 use crate::model::{DataVersion, QueueData, TopicTable};
 
 /// The body as [`RegisterBody`] when it is a plain body, `None` when the serde reader must decide.
-pub fn scan(body: &[u8], request_version: i32, context: &DecodeContext) -> Option<RegisterBody> {
+pub(crate) fn scan(body: &[u8], request_version: i32, context: &DecodeContext) -> Option<RegisterBody> {
     let mut cursor = Cursor::new(body)?;
     let decoded = if request_version < version::V3_0_11 {
         wrapper(&mut cursor, context)?.into_body(None)

@@ -1,9 +1,9 @@
 use super::*;
+use crate::body::register_json::decode_general;
 use crate::body::BodyLimits;
-use crate::register_json::decode_general;
 
 const RUST_BROKER_BODY: &[u8] =
-    include_bytes!("../../../tests/fixtures/rocketmq-rust-broker-1.0.0/01-register-broker.json-header.req.body.bin");
+    include_bytes!("../../../../tests/fixtures/rocketmq-rust-broker-1.0.0/01-register-broker.json-header.req.body.bin");
 
 /// A body as Java's fastjson writes it: keys sorted, 5.x fields.
 const JAVA_BODY: &str = r#"{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":12,"stateVersion":0,"timestamp":1733140800123},"topicConfigTable":{"%RETRY%g":{"attributes":{},"order":false,"perm":6,"readQueueNums":1,"topicFilterType":"SINGLE_TAG","topicName":"%RETRY%g","topicSysFlag":0,"writeQueueNums":1},"TopicTest":{"attributes":{"+message.type":"NORMAL"},"order":false,"perm":6,"readQueueNums":8,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":8}},"topicQueueMappingInfoMap":{}}}"#;
@@ -98,7 +98,7 @@ fn more_topics_than_the_cap_are_left_to_the_serde_reader() {
     let body = r#"{"topicConfigSerializeWrapper":{"topicConfigTable":{"A":{},"B":null,"C":{}}}}"#;
     assert!(agrees_at(body.as_bytes(), 479, 2), "two topics (the null one is not one)");
     assert!(!agrees_at(body.as_bytes(), 479, 1));
-    let refused = crate::register_json::decode_json_form(body.as_bytes(), 479, &context(1)).unwrap_err();
+    let refused = crate::body::register_json::decode_json_form(body.as_bytes(), 479, &context(1)).unwrap_err();
     assert!(refused.to_string().contains("too many topics: more than 1"), "{refused}");
 }
 

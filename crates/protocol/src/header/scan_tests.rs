@@ -1,10 +1,10 @@
 use super::*;
-use crate::header_json;
+use crate::header::json;
 use crate::json::JsonStyle;
 
 /// `scan` either gives up or reads what the general reader reads.
 fn agrees(header: &str) -> bool {
-    let general = header_json::decode_general(header.as_bytes());
+    let general = json::decode_general(header.as_bytes());
     match scan(header.as_bytes()) {
         Some(cmd) => {
             assert_eq!(Some(&cmd), general.as_ref().ok(), "scanner and general reader differ on {header}");
@@ -190,7 +190,7 @@ fn agrees_with_the_walk_on_variations_and_damage() {
     let (mut matched, mut left) = (0, 0);
     let mut check = |header: &[u8]| {
         let walked = walk_route(header);
-        match route_layout::java_route(header) {
+        match java_route::java_route(header) {
             Some(route) => {
                 assert_eq!(Some(route), walked, "{}", String::from_utf8_lossy(header));
                 matched += 1;

@@ -2,6 +2,12 @@
 //!
 //! `Fastjson` is fastjson's default output: bare numeric map keys, raw non-ASCII.
 //! `Standard` is the `acceptStandardJsonOnly` output: quoted keys, `\uXXXX` for non-ASCII, `\/`.
+//!
+//! Reading: `lenient` accepts what fastjson writes (bare integer keys, numbers as strings);
+//! `cursor` reads the plain subset fast for the hand-written readers of hot inputs.
+
+pub(crate) mod cursor;
+pub mod lenient;
 
 /// Which of fastjson's two encodings to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +24,7 @@ impl JsonStyle {
     /// V4_9_4 on, or when that field says "true" in any case).
     pub fn for_route(version: i32, accept_standard_json_only: Option<&str>) -> JsonStyle {
         let asked = accept_standard_json_only.is_some_and(|v| v.eq_ignore_ascii_case("true"));
-        if version >= super::code::version::V4_9_4 || asked {
+        if version >= crate::code::version::V4_9_4 || asked {
             JsonStyle::Standard
         } else {
             JsonStyle::Fastjson

@@ -2,7 +2,7 @@
 
 use thiserror::Error;
 
-use super::command::RemotingCommand;
+use crate::command::RemotingCommand;
 
 /// A custom header that does not satisfy its request class; answered with SYSTEM_ERROR.
 #[derive(Debug, Error, PartialEq, Eq)]

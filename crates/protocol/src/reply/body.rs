@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::json::{
+use crate::json::{
     push_bool, push_decimal, push_field, push_int, push_int_key, push_joined, push_str, push_str_array, JsonStyle,
 };
 use crate::model::{BrokerData, DataVersion, QueueData, TopicQueueMappingInfo};

@@ -1,10 +1,10 @@
 //! Which form a REGISTER_BROKER body is in, decided as Java's `DefaultRequestProcessor` does:
 //! the wrapper of pre-V3_0_11 brokers, the compressed stream, or a plain `RegisterBrokerBody`.
 
-use super::body::{BodyError, DecodeContext, RegisterBody};
-use super::code::version;
-use super::compressed::decode_compressed;
-use super::register_json::decode_json_form;
+use crate::body::compressed::decode_compressed;
+use crate::body::register_json::decode_json_form;
+use crate::body::{BodyError, DecodeContext, RegisterBody};
+use crate::code::version;
 
 /// Decodes a REGISTER_BROKER body; no body (or an empty one) is an empty registration.
 ///

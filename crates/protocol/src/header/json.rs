@@ -5,10 +5,10 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-use super::code::LanguageCode;
-use super::command::{ExtFields, RemotingCommand, SerializeType};
-use super::header_scan;
-use super::json::{push_decimal, push_field, push_str, JsonStyle};
+use crate::code::LanguageCode;
+use crate::command::{ExtFields, RemotingCommand, SerializeType};
+use crate::header::scan;
+use crate::json::{push_decimal, push_field, push_str, JsonStyle};
 
 /// The fields of a JSON header; anything else in the object is ignored, any order is accepted.
 #[derive(Deserialize)]
@@ -33,7 +33,7 @@ struct JsonHeader {
 /// Reads a JSON header into a command without body: plain headers by the scanner
 /// (`header_scan`), anything else by the general reader.
 pub fn decode(header: &[u8]) -> Result<RemotingCommand, serde_json::Error> {
-    match header_scan::scan(header) {
+    match scan::scan(header) {
         Some(cmd) => Ok(cmd),
         None => decode_general(header),
     }

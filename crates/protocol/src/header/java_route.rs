@@ -3,12 +3,12 @@
 //! `{"code":105,"extFields":{"topic":"T"},"flag":0,"language":"JAVA","opaque":7,"serializeTypeCurrentRPC":"JSON","version":479}`.
 //! Most route queries a NameServer sees look exactly like this, and comparing fixed pieces is
 //! several times cheaper than walking the header key by key. It reads only what the walk of
-//! [`crate::header_scan`] reads the same way (plain strings, plain `i32`s, literal keys), so
+//! [`crate::header::scan`] reads the same way (plain strings, plain `i32`s, literal keys), so
 //! wherever it matches both read the same header; anything else is left to the walk.
 
-use super::command::{FLAG_ONEWAY, FLAG_RESPONSE};
-use super::json::JsonStyle;
-use super::json_cursor::{plain_integer, plain_len};
+use crate::command::{FLAG_ONEWAY, FLAG_RESPONSE};
+use crate::json::cursor::{plain_integer, plain_len};
+use crate::json::JsonStyle;
 
 /// What a plain GET_ROUTEINFO_BY_TOPIC request header asks, borrowed from the header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +40,7 @@ const CLOSE: &[u8] = b"}";
 
 /// The route query in `header` when it is laid out exactly as Java clients write it and is a
 /// two-way request; `None` otherwise.
-pub fn java_route(header: &[u8]) -> Option<RouteHeader<'_>> {
+pub(crate) fn java_route(header: &[u8]) -> Option<RouteHeader<'_>> {
     let mut layout = Layout { bytes: header, at: 0 };
     layout.piece(OPEN)?;
     let topic = layout.string()?;

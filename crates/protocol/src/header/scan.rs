@@ -9,14 +9,13 @@
 //! makes it give up, and the caller reads the header with the general reader. So the two cannot
 //! disagree on what a header means, only on how fast it is read.
 
-use super::code::{LanguageCode, RequestCode};
-use super::command::{ExtFields, RemotingCommand, SerializeType, FLAG_ONEWAY, FLAG_RESPONSE};
-use super::json_cursor::Cursor;
-use super::route_layout;
-pub use super::route_layout::RouteHeader;
+use crate::code::{LanguageCode, RequestCode};
+use crate::command::{ExtFields, RemotingCommand, SerializeType, FLAG_ONEWAY, FLAG_RESPONSE};
+use crate::header::java_route::{self, RouteHeader};
+use crate::json::cursor::Cursor;
 
 /// The command in `header` when it is a plain header, `None` when the general reader must decide.
-pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
+pub(crate) fn scan(header: &[u8]) -> Option<RemotingCommand> {
     let mut sink = CommandSink(RemotingCommand {
         code: 0,
         language: None,
@@ -35,8 +34,8 @@ pub fn scan(header: &[u8]) -> Option<RemotingCommand> {
 /// The header when it is a plain JSON header of a two-way GET_ROUTEINFO_BY_TOPIC request with a
 /// topic and no ext field but `topic` and `acceptStandardJsonOnly`; `None` otherwise (the
 /// request then goes the general way). Reads what [`scan`] reads, keeping only this.
-pub fn scan_route(header: &[u8]) -> Option<RouteHeader<'_>> {
-    route_layout::java_route(header).or_else(|| walk_route(header))
+pub(crate) fn scan_route(header: &[u8]) -> Option<RouteHeader<'_>> {
+    java_route::java_route(header).or_else(|| walk_route(header))
 }
 
 /// [`scan_route`] by walking the header key by key, whatever its layout.
@@ -190,5 +189,5 @@ impl<'h> Sink<'h> for RouteSink<'h> {
 }
 
 #[cfg(test)]
-#[path = "header_scan_tests.rs"]
+#[path = "scan_tests.rs"]
 mod tests;

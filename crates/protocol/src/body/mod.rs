@@ -1,14 +1,22 @@
-//! Request bodies in JSON: the plain REGISTER_BROKER body (Java's `RegisterBrokerBody`), the
-//! REGISTER_TOPIC_IN_NAMESRV and QUERY_DATA_VERSION bodies, and the types every form of the
-//! register body decodes into.
+//! Request bodies: the types every form of the REGISTER_BROKER body decodes into, with the
+//! REGISTER_TOPIC_IN_NAMESRV and QUERY_DATA_VERSION bodies (here); which form a register body is
+//! in (`register`), the plain JSON form (`register_json`, with its fast reader
+//! `register_scan`) and the compressed form (`compressed`). Each decode carries its limits and
+//! its pacing (`pace`) in a [`DecodeContext`].
+
+pub mod compressed;
+pub mod pace;
+pub mod register;
+pub mod register_json;
+pub(crate) mod register_scan;
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use thiserror::Error;
 
-use super::lenient::{int_key_map, lenient_i64, parse_lenient};
-use super::pace::Pacer;
+use crate::body::pace::Pacer;
+use crate::json::lenient::{int_key_map, lenient_i64, parse_lenient};
 use crate::model::{DataVersion, QueueData, TopicQueueMappingInfo, TopicTable};
 
 /// A body that cannot be read; answered with SYSTEM_ERROR, the connection stays open.
@@ -218,7 +226,7 @@ impl QueueDataJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::register_body::decode_register_body;
+    use crate::body::register::decode_register_body;
     use std::time::Duration;
 
     fn limits(max_inflated_bytes: usize) -> DecodeContext {

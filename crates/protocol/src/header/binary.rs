@@ -7,8 +7,8 @@
 
 use thiserror::Error;
 
-use super::code::LanguageCode;
-use super::command::{ExtFields, RemotingCommand, SerializeType};
+use crate::code::LanguageCode;
+use crate::command::{ExtFields, RemotingCommand, SerializeType};
 
 /// Why a binary header could not be read; the connection is closed for any of these.
 #[derive(Debug, Error, PartialEq, Eq)]

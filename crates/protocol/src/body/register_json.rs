@@ -9,10 +9,10 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-use super::body::{BodyError, DataVersionJson, DecodeContext, MappingInfoJson, RegisterBody};
-use super::code::version;
-use super::lenient::parse_lenient_seeded;
-use super::register_scan;
+use crate::body::register_scan;
+use crate::body::{BodyError, DataVersionJson, DecodeContext, MappingInfoJson, RegisterBody};
+use crate::code::version;
+use crate::json::lenient::parse_lenient_seeded;
 use crate::model::{DataVersion, QueueData, TopicQueueMappingInfo, TopicTable};
 
 /// Decodes the plain JSON forms: a `RegisterBrokerBody`, or for brokers older than V3_0_11
