@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix_web::dev::ServerHandle;
 use tracing::info;
 
-use crate::http::{self, HttpState, Readiness};
+use crate::http::{self, HttpState, Listening};
 use crate::listen::bind_host_port;
 use crate::metrics::histogram::{quantile, BUCKETS};
 use crate::metrics::Metrics;
@@ -32,7 +32,7 @@ pub struct ObserveError {
 
 /// The HTTP endpoint and the sampler of a running server.
 pub struct Observer {
-    readiness: Arc<Readiness>,
+    listening: Arc<Listening>,
     http: Option<ServerHandle>,
     http_addr: Option<std::net::SocketAddr>,
     sampler: Option<tokio::task::JoinHandle<()>>,
@@ -48,8 +48,7 @@ impl Observer {
         metrics: Arc<Metrics>,
         listener: Option<std::net::TcpListener>,
     ) -> Result<Self, ObserveError> {
-        let wait = if settings.routing.need_wait_for_service { settings.routing.wait_seconds_for_service } else { 0 };
-        let readiness = Readiness::new(Duration::from_secs(wait));
+        let listening = Listening::new();
         let listen = settings.observe.http_listen.trim();
         let listener = match listener {
             Some(l) => Some(l),
@@ -63,7 +62,7 @@ impl Observer {
                 let state = HttpState {
                     registry: registry.clone(),
                     metrics: metrics.clone(),
-                    readiness: readiness.clone(),
+                    listening: listening.clone(),
                     address_list: settings.observe.address_server_list.clone(),
                     remoting_port: settings.listen.listen_port,
                     bind_address: settings.listen.bind_address.clone(),
@@ -80,7 +79,7 @@ impl Observer {
         let sampler = on.clone().map(|m| actix::spawn(sample(m, registry.clone())));
         let every = Duration::from_secs(settings.observe.log_summary_secs);
         let summary = on.filter(|_| !every.is_zero()).map(|m| actix::spawn(summarize(m, registry, every)));
-        Ok(Observer { readiness, http, http_addr, sampler, summary })
+        Ok(Observer { listening, http, http_addr, sampler, summary })
     }
 
     /// Where the HTTP endpoint listens; `None` when it is off.
@@ -90,7 +89,7 @@ impl Observer {
 
     /// The remoting port is listening: the server may report ready.
     pub fn listening(&self) {
-        self.readiness.set_listening();
+        self.listening.set();
     }
 
     /// Stops the HTTP endpoint and the sampler.

@@ -8,7 +8,7 @@ mod page;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use actix_web::http::header::{self, ContentType};
@@ -17,38 +17,31 @@ use serde_json::json;
 
 use crate::metrics::Metrics;
 use crate::origin::ConnId;
-use crate::registry::messages::{GetFigures, Ping};
+use crate::registry::messages::{GetFigures, GetReadiness, Ping};
 use crate::registry::RegistryHandle;
 
 /// How long the registry may take to answer the liveness probe.
 const LIVENESS_DEADLINE: Duration = Duration::from_secs(1);
 
-/// When the server counts as ready: listening, and past the readiness wait.
-#[derive(Debug)]
-pub struct Readiness {
-    listening: AtomicBool,
-    started: Instant,
-    wait: Duration,
-}
+/// Whether the remoting port listens yet: the server's half of readiness (the registry owns
+/// the other, the `need_wait_for_service` gate).
+#[derive(Debug, Default)]
+pub struct Listening(AtomicBool);
 
-impl Readiness {
-    /// Not listening yet; `wait` after start (the `need_wait_for_service` window).
-    pub fn new(wait: Duration) -> Arc<Self> {
-        Arc::new(Readiness { listening: AtomicBool::new(false), started: Instant::now(), wait })
+impl Listening {
+    /// Not listening yet.
+    pub fn new() -> Arc<Self> {
+        Arc::default()
     }
 
     /// The remoting port is listening.
-    pub fn set_listening(&self) {
-        self.listening.store(true, Ordering::Release);
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Release);
     }
 
-    /// `None` when ready, else why not.
-    fn not_ready(&self) -> Option<String> {
-        if !self.listening.load(Ordering::Acquire) {
-            return Some("the remoting port is not listening yet".into());
-        }
-        let left = self.wait.saturating_sub(self.started.elapsed());
-        (!left.is_zero()).then(|| format!("waiting for service: {} s left", left.as_secs() + 1))
+    /// Whether it is.
+    fn get(&self) -> bool {
+        self.0.load(Ordering::Acquire)
     }
 }
 
@@ -59,8 +52,8 @@ pub struct HttpState {
     pub registry: RegistryHandle,
     /// Exported figures; `None` when metrics are off.
     pub metrics: Arc<Metrics>,
-    /// Whether the server is ready.
-    pub readiness: Arc<Readiness>,
+    /// Whether the remoting port listens yet.
+    pub listening: Arc<Listening>,
     /// What `/rocketmq/nsaddr` answers; empty: this server's own remoting address.
     pub address_list: String,
     /// The remoting port, for the default address-server answer.
@@ -184,11 +177,27 @@ pub async fn probe_registry(registry: &RegistryHandle, deadline: Duration) -> Re
     }
 }
 
-/// `GET /readyz`: 503 until the remoting port listens and the readiness wait has passed.
+/// `GET /readyz`: 503 until the remoting port listens and the registry serves route queries
+/// (its readiness gate, `need_wait_for_service`, is open); the registry is asked, so this says
+/// what a route query would get.
 async fn readyz(state: web::Data<HttpState>) -> HttpResponse {
-    match state.readiness.not_ready() {
+    match not_ready(&state).await {
         None => HttpResponse::Ok().json(json!({"status": "ready"})),
         Some(reason) => HttpResponse::ServiceUnavailable().json(json!({"status": "not ready", "reason": reason})),
+    }
+}
+
+/// `None` when ready, else why not.
+async fn not_ready(state: &HttpState) -> Option<String> {
+    if !state.listening.get() {
+        return Some("the remoting port is not listening yet".into());
+    }
+    let asked = state.registry.ask(GetReadiness { conn: ConnId::SERVER });
+    match tokio::time::timeout(LIVENESS_DEADLINE, asked).await {
+        Ok(Ok(None)) => None,
+        Ok(Ok(Some(left))) => Some(format!("waiting for service: {} s left", left.as_secs() + 1)),
+        Ok(Err(error)) => Some(ProbeError::Gone(error).to_string()),
+        Err(_) => Some(ProbeError::Silent { millis: LIVENESS_DEADLINE.as_millis() }.to_string()),
     }
 }
 

@@ -260,9 +260,7 @@ impl Apply<RouteRegistry> for LoadSnapshot {
         let loaded = self.snapshot.map_or(0, |s| registry.tables.load_snapshot(&s, now));
         if loaded > 0 {
             // Routes are served at once: the wait for brokers to register is what the snapshot saves.
-            let mut options = registry.tables.options().clone();
-            options.routing.need_wait_for_service = false;
-            registry.tables.set_options(options);
+            registry.readiness.open();
         }
         registry.snapshots.start(self.sink, registry.tables.changes());
         loaded
@@ -273,6 +271,12 @@ impl Apply<RouteRegistry> for FinalSnapshot {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let now = registry.now_ms();
         registry.snapshots.finish().then(|| registry.tables.snapshot(super::snapshot_pace::wall_ms(), now))
+    }
+}
+
+impl Apply<RouteRegistry> for GetReadiness {
+    fn apply(self, registry: &mut RouteRegistry) -> Option<std::time::Duration> {
+        registry.readiness.left(tokio::time::Instant::now())
     }
 }
 

@@ -326,7 +326,16 @@ pub struct GetSortedTopics {
 }
 request!(GetSortedTopics, SortedTopics, query);
 
-/// A probe that the registry answers: it is not wedged.
+/// The readiness gate (`need_wait_for_service`): answers how long route queries still wait,
+/// `None` once they are served.
+#[derive(Debug)]
+pub struct GetReadiness {
+    pub conn: ConnId,
+}
+request!(GetReadiness, Option<std::time::Duration>, query);
+
+/// The liveness probe: answered at once (an empty handler), so a timely answer shows the
+/// registry's thread is turning.
 #[derive(Debug)]
 pub struct Ping {
     pub conn: ConnId,

@@ -13,6 +13,7 @@ pub mod live;
 pub mod liveness;
 pub mod messages;
 pub mod options;
+pub mod readiness;
 pub mod register;
 mod route_batch;
 pub mod snapshot;
@@ -38,6 +39,7 @@ use crate::origin::ConnId;
 use liveness::BrokerRef;
 use messages::CloseConnection;
 use options::RegistryOptions;
+use readiness::Readiness;
 use snapshot_pace::{wall_ms, SnapshotPace};
 use stall::TickWatch;
 use tables::RouteTables;
@@ -68,6 +70,8 @@ pub struct RouteRegistry {
     snapshots: SnapshotPace,
     /// Topic listings, built at most once per change of the tables.
     listings: listings::Listings,
+    /// Whether route queries are served yet: decided at start, opened for good.
+    readiness: Readiness,
 }
 
 /// The registry's address, counting queued messages.
@@ -98,9 +102,11 @@ impl RouteRegistry {
     }
 
     fn new(options: RegistryOptions, scan_interval: Duration, notifier: NotifierHandle, metrics: Arc<Metrics>) -> Self {
+        let started = tokio::time::Instant::now();
         RouteRegistry {
+            readiness: Readiness::at_start(&options.routing, started),
             tables: RouteTables::new(options),
-            started: tokio::time::Instant::now(),
+            started,
             scan_interval,
             metrics,
             notifier,
@@ -113,9 +119,8 @@ impl RouteRegistry {
     }
 
     /// Whether route queries still wait for the readiness gate (`need_wait_for_service`).
-    fn waiting_for_service(&self) -> bool {
-        let routing = &self.tables.options().routing;
-        routing.need_wait_for_service && self.started.elapsed().as_secs() < routing.wait_seconds_for_service
+    fn waiting_for_service(&mut self) -> bool {
+        self.readiness.left(tokio::time::Instant::now()).is_some()
     }
 
     fn now_ms(&self) -> u64 {

@@ -4,7 +4,8 @@
 use crate::settings::{RoutingSettings, Settings};
 
 /// What the registry consults: the `routing` settings group as it is (expiry, the Java
-/// NamesrvConfig switches, readiness, the route cache) and the one limit on what it stores.
+/// NamesrvConfig switches, the route cache; readiness only at start) and the one limit on what
+/// it stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistryOptions {
     /// The routing settings.
@@ -20,8 +21,8 @@ impl RegistryOptions {
     }
 
     /// Whether a running registry told `other` instead would behave the same: the routing
-    /// settings it reads only at start or never (the tick period, warm restart, the notifier's
-    /// limits, the floor of runtime updates) do not count.
+    /// settings it reads only at start or never (the tick period, warm restart, the readiness
+    /// wait, the notifier's limits, the floor of runtime updates) do not count.
     pub fn acts_like(&self, other: &RegistryOptions) -> bool {
         self.consulted() == other.consulted()
     }
@@ -33,6 +34,8 @@ impl RegistryOptions {
             warm_restart: false,
             warm_restart_max_age_ms: 0,
             runtime_min_broker_timeout_ms: 0,
+            need_wait_for_service: false,
+            wait_seconds_for_service: 0,
             notify_max_in_flight: 0,
             notify_max_per_second: 0,
             ..self.routing.clone()

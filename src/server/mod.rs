@@ -116,11 +116,7 @@ async fn serve_loaded(
         actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
     }
     let warm = warm_start(&settings, &services.context.registry).await;
-    // Routes are served at once from a loaded snapshot: no readiness wait either.
-    let wait = settings.routing.need_wait_for_service && warm.loaded == 0;
-    let mut observed = settings.clone();
-    observed.routing.need_wait_for_service = wait;
-    let observer = Observer::start(&observed, services.context.registry.clone(), metrics, http)?;
+    let observer = Observer::start(&settings, services.context.registry.clone(), metrics, http)?;
     let local = listener.local_addr()?;
     let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
     info!(addr = %local, http_addr = %http_addr, "listening");

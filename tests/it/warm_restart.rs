@@ -7,6 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::checks::assert_success;
+use crate::common::kv_config::update_config;
 use crate::common::process::{namesrv_command, Proc};
 use crate::common::*;
 
@@ -101,6 +102,41 @@ fn after_sigterm_routes_are_served_at_once_and_only_brokers_that_come_back_stay(
     }
     assert!(route_bytes(&mut client, "T1").is_ok());
     assert!(second.stderr().contains("broker expired"), "{}", second.stderr());
+}
+
+/// The HTTP address a server logged.
+fn http_of(proc: &mut Proc) -> std::net::SocketAddr {
+    let listening = proc.wait_for_line(&["listening", "http_addr="]);
+    let http = listening.split("http_addr=").nth(1).and_then(|a| a.split_whitespace().next()).unwrap();
+    http.parse().unwrap_or_else(|e| panic!("bad http address {http:?}: {e}"))
+}
+
+#[test]
+fn a_runtime_config_update_after_a_warm_start_keeps_routes_served_and_readyz_agrees() {
+    let dir = temp_dir();
+    let mut first = Proc::spawn(command(&dir, &[]));
+    let b1 = Broker::new("C", "b1", 0, "10.0.7.1:10911").topics(&["T1", "T2"]);
+    let _conns = register_all(first.addr(), &[&b1]);
+    first.terminate();
+    assert!(first.wait(WAIT).success());
+
+    let mut second = Proc::spawn(command(&dir, WAITING));
+    let http = http_of(&mut second);
+    let mut client = Client::connect(second.addr());
+    assert!(route_bytes(&mut client, "T1").is_ok(), "served at once:\n{}", second.stderr());
+    // need_wait_for_service is still on in the settings: the update hands them to the registry.
+    assert_success(&update_config(&mut client, Some("enableTopicList=false")));
+    assert!(route_bytes(&mut client, "T1").is_ok(), "still served after the update:\n{}", second.stderr());
+    let ready = crate::common::http::get(http, "/readyz");
+    assert_eq!(ready.status, 200, "{}", ready.body);
+
+    // A cold start inside the wait: the route query and /readyz agree the other way.
+    let mut cold = Proc::spawn(command(&temp_dir(), WAITING));
+    let http = http_of(&mut cold);
+    assert_eq!(route_bytes(&mut Client::connect(cold.addr()), "T1"), Err(1), "not ready: SYSTEM_ERROR");
+    let waiting = crate::common::http::get(http, "/readyz");
+    assert_eq!(waiting.status, 503, "{}", waiting.body);
+    assert!(waiting.body.contains("waiting for service"), "{}", waiting.body);
 }
 
 #[test]

@@ -18,8 +18,8 @@ use crate::metrics::Metrics;
 use crate::notifier::{Notifier, NotifyLimits};
 use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{
-    AttachConnection, BatchAnswer, CloseConnection, ConnectionClosed, GetRouteInfo, RegisterBroker, RouteAnswer,
-    RouteAnswers, RouteBatch,
+    ApplyOptions, AttachConnection, BatchAnswer, CloseConnection, ConnectionClosed, GetReadiness, GetRouteInfo,
+    LoadSnapshot, RegisterBroker, RouteAnswer, RouteAnswers, RouteBatch,
 };
 use crate::registry::register::Registered;
 use crate::registry::{RegistryHandle, RouteRegistry};
@@ -182,5 +182,32 @@ fn route_queries_are_answered_not_ready_until_the_readiness_wait_has_passed() {
         assert_eq!(batch, vec![BatchAnswer::Other(RouteAnswer::NotReady); 2], "a batch waits too");
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(matches!(route_of(&registry, "T1").await, RouteAnswer::Found(_)), "ready after 1.1 s");
+    });
+}
+
+#[test]
+fn after_a_warm_start_a_runtime_options_update_leaves_routes_served_and_readiness_agrees() {
+    System::new().block_on(async {
+        tokio::time::pause();
+        let routing =
+            RoutingSettings { need_wait_for_service: true, wait_seconds_for_service: 60, ..Default::default() };
+        let options = RegistryOptions::routing(routing);
+        let cold = start_registry(options.clone());
+        let _closes = register_over(&cold, &broker("b", "a:1", &["T1", "T2"])).await;
+        assert_eq!(route_of(&cold, "T1").await, RouteAnswer::NotReady);
+        let left = cold.ask(GetReadiness { conn: ConnId(1) }).await.unwrap();
+        assert!(left.is_some_and(|l| l > Duration::from_secs(50)), "the gate says waiting too: {left:?}");
+
+        let mut taken = tables();
+        register(&mut taken, &broker("b", "a:1", &["T1", "T2"]), 10);
+        let snapshot = Some(taken.snapshot(42, 10));
+        let warm = start_registry(options.clone());
+        assert_eq!(warm.ask(LoadSnapshot { conn: ConnId(1), snapshot, sink: None }).await.unwrap(), 1);
+        assert!(matches!(route_of(&warm, "T1").await, RouteAnswer::Found(_)), "served at once");
+        // A runtime update (UPDATE_NAMESRV_CONFIG or a reload) hands the registry the settings
+        // as configured, need_wait_for_service on: the gate the warm start opened stays open.
+        warm.ask(ApplyOptions { conn: ConnId(1), options }).await.unwrap();
+        assert!(matches!(route_of(&warm, "T1").await, RouteAnswer::Found(_)), "still served after the update");
+        assert_eq!(warm.ask(GetReadiness { conn: ConnId(1) }).await.unwrap(), None, "and ready says so");
     });
 }
