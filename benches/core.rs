@@ -21,9 +21,10 @@ use namesrv::protocol::json::JsonStyle;
 use namesrv::protocol::testing::scan_route;
 use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand};
 use namesrv::registry::liveness::HEAL_SLICE;
-use namesrv::registry::messages::{GetRouteInfo, RegisterBroker, RouteBatch};
+use namesrv::registry::messages::{RegisterBroker, RouteBatch};
 use namesrv::registry::options::RegistryOptions;
 use namesrv::registry::register::{Registered, Registration};
+use namesrv::registry::route_answer::RouteQuery;
 use namesrv::registry::tables::RouteTables;
 use namesrv::registry::RouteRegistry;
 use tokio_util::codec::Decoder;
@@ -197,11 +198,11 @@ fn round_trip(c: &mut Criterion) {
         assert!(matches!(registered, Ok(Registered::Accepted(_))), "the benchmark broker registers");
         registry
     };
-    let query = || GetRouteInfo { conn: ConnId(2), topic: "T42".into(), style: JsonStyle::Standard, zone: None };
+    let query = || RouteQuery { conn: ConnId(2), topic: Some("T42".into()), style: JsonStyle::Standard, zone: None };
     let other = actix::Arbiter::new();
     for (name, registry) in [("same thread", start(None)), ("across arbiters", start(Some(&other)))] {
-        c.bench_function(&format!("actor/route query round trip, {name}"), |b| {
-            b.iter(|| system.block_on(registry.ask(query())).unwrap())
+        c.bench_function(&format!("actor/route query round trip (a batch of one), {name}"), |b| {
+            b.iter(|| system.block_on(registry.ask(RouteBatch { conn: ConnId(2), queries: vec![query()] })).unwrap())
         });
         c.bench_function(&format!("actor/route query in a batch of 16, {name} (per batch)"), |b| {
             b.iter(|| {

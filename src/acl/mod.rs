@@ -119,6 +119,11 @@ impl Acl {
         Ok((acl, poke))
     }
 
+    /// Whether requests of `code` must carry credentials.
+    pub fn protects(&self, code: i32) -> bool {
+        protects(self.protect, code)
+    }
+
     /// Checks `req` from `peer`: the caller it was signed by, or why it is refused (logged).
     pub fn admit(&self, peer: SocketAddr, req: &RemotingCommand) -> Result<Caller, Denied> {
         if !protects(self.protect, req.code) {

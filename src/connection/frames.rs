@@ -15,14 +15,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
-use compact_str::CompactString;
 use thiserror::Error;
 use tokio_util::codec::Decoder;
 
 use prometheus_client::metrics::counter::Counter;
 
+use crate::dispatch::route::RouteFrame;
 use crate::protocol::codec::announced_frame_bytes;
-use crate::protocol::json::JsonStyle;
 use crate::protocol::sniff::{foreign_protocol, Foreign};
 use crate::protocol::{CodecError, RemotingCodec, RemotingCommand};
 
@@ -57,23 +56,9 @@ pub enum Admitted {
     /// A request read at `read_at`, with the budget its frame holds (`None` for small frames),
     /// dropped once the request has been handled.
     Request { request: RemotingCommand, reservation: Option<FrameReservation>, read_at: Instant },
-    /// A plain route query read straight off its frame, for the route lane (only where the
-    /// codec was told the lane is open).
+    /// A plain route query read straight off its frame (only where the codec was told route
+    /// frames are open: where access control does not check route queries).
     Route(RouteFrame),
-}
-
-/// A plain GET_ROUTEINFO_BY_TOPIC request (two-way, no ext field but the topic and
-/// `acceptStandardJsonOnly`), all the route lane needs of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouteFrame {
-    /// When its frame was read.
-    pub read_at: Instant,
-    /// The request's opaque.
-    pub opaque: i32,
-    /// The topic asked for.
-    pub topic: CompactString,
-    /// The JSON style the client reads route bodies in.
-    pub style: JsonStyle,
 }
 
 /// Why a connection's incoming frames cannot be read any more.
@@ -107,7 +92,7 @@ pub struct AdmittedCodec {
     /// No frame decoded yet: the first bytes are checked for other protocols.
     first: bool,
     /// Plain route queries are read as [`Admitted::Route`].
-    route_lane: bool,
+    route_frames: bool,
     /// When the frames now in the buffer were read: taken at the first frame decoded after a
     /// read, shared by the frames that read brought (one clock read per read, not per frame).
     read_at: Option<Instant>,
@@ -128,15 +113,15 @@ impl AdmittedCodec {
             receiving_since,
             received,
             first: true,
-            route_lane: false,
+            route_frames: false,
             read_at: None,
         }
     }
 
-    /// This decoder, reading plain route queries as [`Admitted::Route`] (only where the
-    /// connection sends them down its route lane).
-    pub fn with_route_lane(mut self) -> Self {
-        self.route_lane = true;
+    /// This decoder, reading plain route queries as [`Admitted::Route`] (only where access
+    /// control does not need the whole request of one).
+    pub fn with_route_frames(mut self) -> Self {
+        self.route_frames = true;
         self
     }
 
@@ -183,7 +168,7 @@ impl Decoder for AdmittedCodec {
             }
             self.first = false;
         }
-        if self.route_lane && self.reserved == 0 {
+        if self.route_frames && self.reserved == 0 {
             if let Some(route) = self.route(src) {
                 return Ok(Some(Admitted::Route(route)));
             }
@@ -245,6 +230,7 @@ impl Drop for AdmittedCodec {
 mod tests {
     use super::*;
     use crate::protocol::codec::encode_frame;
+    use crate::protocol::json::JsonStyle;
     use crate::protocol::ExtFields;
 
     fn frame(body: usize) -> BytesMut {
@@ -369,7 +355,7 @@ mod tests {
         src.extend_from_slice(&route_frame("U", 8, 317));
         src.extend_from_slice(&frame(10));
         let total = src.len();
-        let mut lane = new().with_route_lane();
+        let mut lane = new().with_route_frames();
         let routes: Vec<_> = (0..2).map(|_| lane.decode(&mut src).unwrap().unwrap()).collect();
         let [Admitted::Route(first), Admitted::Route(second)] = &routes[..] else { panic!("two routes: {routes:?}") };
         assert_eq!((first.topic.as_str(), first.opaque, first.style), ("T", 7, JsonStyle::Standard));

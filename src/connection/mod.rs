@@ -1,13 +1,16 @@
-//! The `Connection` actor: one per TCP channel. Decodes frames (`frames`: admitted against the
-//! global budget of partly received frames), sends plain route queries down its route lane
-//! (`lane`) and every other request to the dispatcher, queues the answers for its writer
-//! (`writer`, possibly out of order), and stops reading while too much is in flight or queued
+//! The `Connection` actor: one per TCP channel, plumbing only. Decodes frames (`frames`:
+//! admitted against the global budget of partly received frames), hands each request to the
+//! dispatcher's one entrance (`Dispatcher::admit`) and takes it where admission says — the route
+//! lane (`lane`: its thread's batcher, answers a batch at a time) or `Dispatcher::dispatch` —,
+//! ends each request the same way (`finish`: counted, logged, its reply queued for the writer,
+//! `writer`, possibly out of order), and stops reading while too much is in flight or queued
 //! (`flow`). It closes itself on a bad frame, a frame not completed in time, when idle
 //! (`closing`), or once drained after the server told it to stop. A connection that carried a
 //! broker registration tells the registry when it closes, so that broker goes at once.
 
 pub mod budget;
 mod closing;
+mod finish;
 pub mod flow;
 pub mod frames;
 mod lane;
@@ -24,11 +27,12 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::codec::FramedRead;
 use tracing::{debug, info_span, warn, Instrument, Span};
 
-use crate::dispatch::batch::{Answered, RouteBatcher, RouteTicket};
+use crate::dispatch::batch::{Answered, RouteBatcher};
+use crate::dispatch::route::{Admission, Reply};
 use crate::dispatch::Dispatcher;
 use crate::metrics::Metrics;
 use crate::origin::Origin;
-use crate::protocol::{CodecError, RemotingCodec, RemotingCommand, RequestCode};
+use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
 use crate::registry::RegistryHandle;
 use flow::{Flow, FlowLimits, ReplyBudget, Throttled};
@@ -73,19 +77,6 @@ pub struct ConnectionContext {
     pub slow_request: Duration,
 }
 
-/// What a connection keeps of a request while it is handled, to account for it after.
-struct Handled {
-    code: i32,
-    /// When its frame was read.
-    begin: Instant,
-    /// The registry's mailbox depth then.
-    depth_met: usize,
-    /// A route query's topic, kept only while debug lines are on.
-    topic: Option<String>,
-    /// Its header serialization's name.
-    header: &'static str,
-}
-
 /// One client or broker connection.
 pub struct Connection {
     /// Its id and peer, in logs and in the brokers it registers.
@@ -99,7 +90,7 @@ pub struct Connection {
     dispatcher: Rc<Dispatcher>,
     /// The route batcher of the thread this connection runs on (one per server and thread).
     routes: Rc<RouteBatcher>,
-    /// Where the batcher leaves the answers to this connection's route-lane queries.
+    /// Where the batcher leaves the answers to this connection's route queries.
     answered: Rc<Answered>,
     /// Where replies go; `None` once closing (the writer then drains and shuts the socket).
     outbox: Option<Outbox>,
@@ -145,7 +136,7 @@ impl Connection {
             let received = metrics.bytes_received.clone();
             let budget = context.frame_budget.clone();
             let codec = AdmittedCodec::new(context.codec.clone(), budget, receiving_since.clone(), received);
-            let codec = if context.dispatcher.route_lane_open() { codec.with_route_lane() } else { codec };
+            let codec = if context.dispatcher.route_frames_open() { codec.with_route_frames() } else { codec };
             // Requests are small: a 2 KiB read buffer holds several; it grows for large frames and
             // is let go of after them (`frames`), so idle connections stay cheap.
             let framed = FramedRead::with_capacity(read, codec, READ_BUFFER_BYTES);
@@ -181,12 +172,12 @@ impl Connection {
         })
     }
 
-    /// Dispatches one request received at `begin`: a plain route query down the route lane,
-    /// anything else to the dispatcher. The frame budget its frame holds (`reservation`) is
-    /// given back once it has been handled.
+    /// Takes one request received at `begin` where admission says. The frame budget its frame
+    /// holds (`reservation`) is given back once it has been handled (a route query's, once
+    /// admitted: its frame is dropped then).
     fn on_request(
         &mut self,
-        mut request: RemotingCommand,
+        request: RemotingCommand,
         reservation: Option<FrameReservation>,
         begin: Instant,
         ctx: &mut Context<Self>,
@@ -198,11 +189,6 @@ impl Connection {
             return;
         }
         let code = request.code;
-        let header = request.serialize_type.name();
-        // A route query's topic for its debug line, copied only while that line is enabled.
-        let topic = (code == RequestCode::GetRouteinfoByTopic as i32 && tracing::enabled!(tracing::Level::DEBUG))
-            .then(|| request.ext("topic").map(str::to_owned))
-            .flatten();
         if code == RequestCode::RegisterBroker as i32 && !self.carried_registration {
             // Before its first registration, so the registry can close it when that broker expires.
             self.carried_registration = true;
@@ -210,91 +196,21 @@ impl Connection {
         }
         self.flow.request_started();
         let depth_met = self.context.registry.depth();
-        if reservation.is_none() {
-            if let Some(query) = self.dispatcher.lane_query(self.origin.conn, &mut request) {
-                let (opaque, serialize_type) = (request.opaque, request.serialize_type);
-                let ticket = RouteTicket { opaque, serialize_type, begin, depth_met, topic };
-                self.routes.enqueue(query, ticket, &self.answered);
-                return;
-            }
-        }
-        // Route and cluster queries log nothing while they run: they skip entering the span,
-        // which costs more than their lookup.
-        let span =
-            if code == RequestCode::GetRouteinfoByTopic as i32 || code == RequestCode::GetBrokerClusterInfo as i32 {
-                Span::none()
-            } else {
-                self.span.clone()
-            };
-        let work = self.dispatcher.clone().dispatch(self.origin, request, self.routes.clone()).instrument(span);
-        let handled = Handled { code, begin, depth_met, topic, header };
+        let (flight, admission) = self.dispatcher.admit(self.origin, request, begin, depth_met);
+        let checked = match admission {
+            Admission::Route(query) => return self.route(query, flight),
+            Admission::Answered(reply) => return self.finish(flight, reply, Instant::now(), None, ctx),
+            Admission::Dispatch(checked) => checked,
+        };
+        // Cluster queries log nothing while they run: they skip entering the span, which costs
+        // more than their lookup.
+        let span = if code == RequestCode::GetBrokerClusterInfo as i32 { Span::none() } else { self.span.clone() };
+        let work = self.dispatcher.clone().dispatch(self.origin, checked).instrument(span);
         ctx.spawn(work.into_actor(self).map(move |response, conn, ctx| {
             drop(reservation);
-            conn.finish(handled, response, Instant::now(), ctx);
+            let reply = response.map_or(Reply::Nothing, Reply::Command);
+            conn.finish(flight, reply, Instant::now(), None, ctx);
         }));
-    }
-
-    /// Accounts for a request handled at `now` (counters, slow-request and debug lines) and
-    /// queues its reply, if it has one.
-    fn finish(&mut self, handled: Handled, response: Option<RemotingCommand>, now: Instant, ctx: &mut Context<Self>) {
-        self.flow.request_finished();
-        let elapsed = now.saturating_duration_since(handled.begin);
-        let response_code = response.as_ref().map(|r| r.code);
-        self.context.metrics.request(handled.code, response_code, elapsed.as_nanos() as u64);
-        self.log_handled(&handled, response_code, elapsed);
-        if let Some(response) = response {
-            let body_len = response.body.as_ref().map_or(0, |b| b.len());
-            self.reply(body_len, now, ctx, |outbox| outbox.send(&response));
-        }
-        self.close_if_drained();
-    }
-
-    /// The slow-request line of a request handled in `elapsed`, and its debug line while
-    /// debug lines are on (at most `DEBUG_LINES_PER_SECOND` a second, see [`crate::ratelog`]).
-    fn log_handled(&self, handled: &Handled, response_code: Option<i32>, elapsed: Duration) {
-        let slow = elapsed >= self.context.slow_request;
-        let debug = tracing::enabled!(tracing::Level::DEBUG);
-        if !slow && !debug {
-            return;
-        }
-        let _entered = self.span.clone().entered();
-        let Handled { code, depth_met, ref topic, header, .. } = *handled;
-        let msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name);
-        if slow {
-            let elapsed_ms = elapsed.as_millis() as u64;
-            warn!(msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
-        }
-        if let Some(suppressed) = debug.then(|| crate::ratelog::request_lines().admit()).flatten() {
-            let (topic, queued, elapsed_us) = (topic.as_deref(), self.flow.in_flight(), elapsed.as_micros() as u64);
-            debug!(msg, code, topic, response_code, header, queued, elapsed_us, suppressed, "handled");
-        }
-    }
-
-    /// Queues a reply of `body_len` body bytes, finished at `now`, for the writer (`send`
-    /// puts it on the outbox).
-    fn reply(
-        &mut self,
-        body_len: usize,
-        now: Instant,
-        ctx: &mut Context<Self>,
-        send: impl FnOnce(&Outbox) -> Result<usize, CodecError>,
-    ) {
-        let Some(outbox) = &self.outbox else {
-            return;
-        };
-        self.last_activity = now;
-        if let Err(error) = self.flow.admit_reply(body_len) {
-            // A peer that pipelines large requests and does not read their replies.
-            let _entered = self.span.clone().entered();
-            warn!(%error, "closing connection: reply budget exhausted");
-            ctx.stop();
-            return;
-        }
-        if let Err(error) = send(outbox) {
-            let _entered = self.span.clone().entered();
-            warn!(%error, "closing connection: reply cannot be encoded");
-            ctx.stop();
-        }
     }
 
     /// The server is stopping: read no more requests, answer those in flight, then close.

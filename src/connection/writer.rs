@@ -17,10 +17,10 @@ use prometheus_client::metrics::counter::Counter;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::flow::Flow;
-use crate::dispatch::batch::SharedBody;
 use crate::protocol::codec::encode_frame;
 use crate::protocol::reply::template::ReplyTemplate;
 use crate::protocol::{CodecError, RemotingCommand};
+use crate::registry::route_answer::SharedBody;
 
 /// Buffers larger than this are not kept for reuse once written (one huge reply must not pin
 /// its memory for the life of the connection).
@@ -237,6 +237,7 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
 mod tests {
     use super::*;
     use crate::connection::flow::{FlowLimits, ReplyBudget};
+    use crate::registry::route_answer::{RouteAnswer, RouteAnswers};
     use std::pin::Pin;
     use std::task::Context;
     use tokio::io::AsyncReadExt;
@@ -350,9 +351,12 @@ mod tests {
             let trickle = Trickle { seed: 0x9E37_79B9_7F4A_7C15, ..Trickle::default() };
             let found = RemotingCommand::response(crate::protocol::ResponseCode::Success, None);
             let template = ReplyTemplate::json(&found).expect("a JSON reply");
-            let bodies: Vec<bytes::Bytes> =
-                [100, 700, 1837, 16383, 16384, 40000].map(|n| vec![n as u8; n].into()).into();
-            let bodies = Rc::new(bodies);
+            let mut answers = RouteAnswers::with_capacity(6);
+            for n in [100, 700, 1837, 16383, 16384, 40000] {
+                answers.push_found(&vec![n as u8; n].into());
+            }
+            let bodies: Vec<SharedBody> =
+                answers.share().map(|a| if let RouteAnswer::Found(body) = a { body } else { unreachable!() }).collect();
             let mut expected = BytesMut::new();
             let written = tokio::task::spawn_local(async move {
                 let mut trickle = trickle;
@@ -360,7 +364,7 @@ mod tests {
                 (total, flow.queued_bytes(), trickle)
             });
             for opaque in 0..120 {
-                let body = SharedBody::new(bodies.clone(), opaque as usize % bodies.len()).unwrap();
+                let body = bodies[opaque as usize % bodies.len()].clone();
                 let reply = RemotingCommand { opaque, ..found.clone() }.with_body(body.bytes().to_vec());
                 encode_frame(&reply, &mut expected).unwrap();
                 if opaque % 4 == 3 {

@@ -1,30 +1,32 @@
 //! Route queries leave an I/O thread in batches: the first query of a turn of the thread's
-//! event loop schedules a flush, the queries its other connections decode in the same turn
-//! join it, and the flush sends them all as one `RouteBatch`. One message and one wake-up of
-//! the registry's thread (and one back) then serve many queries; on one thread it saves the
+//! event loop schedules a flush, the queries its other connections admit in the same turn join
+//! it, and the flush sends them all as one `RouteBatch`. One message and one wake-up of the
+//! registry's thread (and one back) then serve many queries; on one thread it saves the
 //! envelope and reply channel of each. Each I/O thread of a server owns one batcher and hands
 //! it to the connections it starts (see `io_pool`); nothing here is per-thread or global.
 //!
-//! An answer goes back one of two ways: to a request future awaiting it (`ask`, the
-//! dispatcher's path), or, for the plain route queries a connection sends down its route lane
-//! (`enqueue`), onto that connection's [`Answered`] queue, which the connection drains once per
-//! batch: no future, channel or wake-up per query.
+//! Answers go onto each asking connection's [`Answered`] queue, which the connection drains
+//! once per batch: no future, channel or wake-up per query.
 
 use std::cell::RefCell;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
 
 use actix::MailboxError;
-use bytes::Bytes;
 use futures_core::Stream;
-use tokio::sync::oneshot;
 
+use super::route::InFlight;
 use crate::origin::ConnId;
-use crate::protocol::SerializeType;
-use crate::registry::messages::{BatchAnswer, GetRouteInfo, RouteAnswer, RouteAnswers, RouteBatch};
+use crate::registry::messages::RouteBatch;
+use crate::registry::route_answer::{RouteAnswer, RouteQuery, SharedBody};
 use crate::registry::RegistryHandle;
+
+/// What the registry answered one route query, or why it could not.
+pub type Routed = Result<RouteAnswer<SharedBody>, MailboxError>;
+
+/// A route query's in-flight record with its answer.
+pub type Answer = (InFlight, Routed);
 
 /// The route queries of one I/O thread of one server waiting to be sent, with where their
 /// answers go.
@@ -33,102 +35,19 @@ pub struct RouteBatcher {
     pending: RefCell<Pending>,
 }
 
-/// Queries waiting for the flush, and where each one's answer goes (same order).
+/// Queries waiting for the flush, and whose each one is (same order).
 #[derive(Default)]
 struct Pending {
-    queries: Vec<GetRouteInfo>,
-    waiters: Vec<Waiter>,
+    queries: Vec<RouteQuery>,
+    askers: Vec<(Rc<Answered>, InFlight)>,
 }
 
-/// Where one query's answer goes.
-enum Waiter {
-    /// A request future awaiting it.
-    Future(oneshot::Sender<RouteAnswer>),
-    /// A connection's queue of answered lane queries.
-    Lane(Rc<Answered>, RouteTicket),
-}
-
-/// What a connection keeps of a route query it sent down its lane, to answer it.
-#[derive(Debug)]
-pub struct RouteTicket {
-    /// The request's opaque.
-    pub opaque: i32,
-    /// The request's header serialization.
-    pub serialize_type: SerializeType,
-    /// When its frame was read.
-    pub begin: Instant,
-    /// The registry's mailbox depth then (for the slow-request line).
-    pub depth_met: usize,
-    /// The topic, kept only while debug lines are on.
-    pub topic: Option<String>,
-}
-
-/// A lane query's ticket with its answer.
-pub type LaneAnswer = (RouteTicket, LaneReply);
-
-/// A found route's body, shared by the answers of its batch: held through an `Rc` to the
-/// batch's bodies (counted without atomics on this thread).
-#[derive(Debug, Clone)]
-pub struct SharedBody {
-    bodies: Rc<Vec<Bytes>>,
-    index: usize,
-}
-
-impl SharedBody {
-    /// Body `index` of `bodies`.
-    pub fn new(bodies: Rc<Vec<Bytes>>, index: usize) -> Option<Self> {
-        (index < bodies.len()).then_some(SharedBody { bodies, index })
-    }
-
-    /// The body's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bodies[self.index]
-    }
-}
-
-/// What a lane query's connection gets back.
-#[derive(Debug)]
-pub enum LaneReply {
-    /// Found: its body.
-    Found(SharedBody),
-    /// Anything else, or why there is no answer (the registry is gone).
-    Other(Result<RouteAnswer, MailboxError>),
-}
-
-impl LaneReply {
-    /// The reply for `found`, one of the answers to the batch with `bodies` (an index past
-    /// them, which the registry never gives, counts as no answer).
-    fn of(found: BatchAnswer, bodies: &Rc<Vec<Bytes>>) -> LaneReply {
-        match found {
-            BatchAnswer::Found(index) => SharedBody::new(bodies.clone(), index)
-                .map_or(LaneReply::Other(Err(MailboxError::Closed)), LaneReply::Found),
-            BatchAnswer::Other(other) => LaneReply::Other(Ok(other)),
-        }
-    }
-
-    /// The body found, if any.
-    pub fn body(&self) -> Option<&SharedBody> {
-        match self {
-            LaneReply::Found(body) => Some(body),
-            LaneReply::Other(_) => None,
-        }
-    }
-
-    /// The answer on its own, as the general reply path takes it.
-    pub fn into_answer(self) -> Result<RouteAnswer, MailboxError> {
-        match self {
-            LaneReply::Found(SharedBody { bodies, index }) => Ok(BatchAnswer::Found(index).resolve(&bodies)),
-            LaneReply::Other(answer) => answer,
-        }
-    }
-}
-
-/// The answered lane queries of one connection, until it takes them.
+/// The answered route queries of one connection, until it takes them.
 #[derive(Default)]
 pub struct Answered {
-    ready: RefCell<Vec<LaneAnswer>>,
+    ready: RefCell<Vec<Answer>>,
     /// The vector the connection gave back after its last batch, to queue the next one in.
-    spare: RefCell<Vec<LaneAnswer>>,
+    spare: RefCell<Vec<Answer>>,
     taker: RefCell<Option<Waker>>,
 }
 
@@ -140,12 +59,12 @@ impl Answered {
     }
 
     /// Gives back a batch's vector, emptied, for a later batch (no allocation per batch).
-    pub fn recycle(&self, mut batch: Vec<LaneAnswer>) {
+    pub fn recycle(&self, mut batch: Vec<Answer>) {
         batch.clear();
         *self.spare.borrow_mut() = batch;
     }
 
-    fn push(&self, answer: LaneAnswer) {
+    fn push(&self, answer: Answer) {
         self.ready.borrow_mut().push(answer);
         if let Some(taker) = self.taker.borrow_mut().take() {
             taker.wake();
@@ -158,9 +77,9 @@ impl Answered {
 pub struct AnsweredStream(Rc<Answered>);
 
 impl Stream for AnsweredStream {
-    type Item = Vec<LaneAnswer>;
+    type Item = Vec<Answer>;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Vec<LaneAnswer>>> {
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Vec<Answer>>> {
         let mut ready = self.0.ready.borrow_mut();
         if ready.is_empty() {
             let mut taker = self.0.taker.borrow_mut();
@@ -181,23 +100,12 @@ impl RouteBatcher {
         Rc::new(RouteBatcher { registry, pending: RefCell::default() })
     }
 
-    /// Queues `query` for this turn's batch and waits for its answer.
-    pub async fn ask(self: Rc<Self>, query: GetRouteInfo) -> Result<RouteAnswer, MailboxError> {
-        let (answer, answered) = oneshot::channel();
-        self.queue(query, Waiter::Future(answer));
-        answered.await.map_err(|_| MailboxError::Closed)
-    }
-
-    /// Queues a lane query for this turn's batch; its answer goes onto `answered` with `ticket`.
-    pub fn enqueue(self: &Rc<Self>, query: GetRouteInfo, ticket: RouteTicket, answered: &Rc<Answered>) {
-        self.queue(query, Waiter::Lane(answered.clone(), ticket));
-    }
-
-    fn queue(self: &Rc<Self>, query: GetRouteInfo, waiter: Waiter) {
+    /// Queues `query` for this turn's batch; its answer goes onto `answered` with `flight`.
+    pub fn enqueue(self: &Rc<Self>, query: RouteQuery, flight: InFlight, answered: &Rc<Answered>) {
         let first = {
             let mut pending = self.pending.borrow_mut();
             pending.queries.push(query);
-            pending.waiters.push(waiter);
+            pending.askers.push((answered.clone(), flight));
             pending.queries.len() == 1
         };
         if first {
@@ -207,32 +115,24 @@ impl RouteBatcher {
     }
 
     async fn flush(self: Rc<Self>) {
-        let Pending { queries, waiters } = {
+        let Pending { queries, askers } = {
             // The next batch starts at this one's size: no vector regrows query by query.
             let mut pending = self.pending.borrow_mut();
             let size = pending.queries.len();
             std::mem::replace(
                 &mut *pending,
-                Pending { queries: Vec::with_capacity(size), waiters: Vec::with_capacity(size) },
+                Pending { queries: Vec::with_capacity(size), askers: Vec::with_capacity(size) },
             )
         };
         match self.registry.ask(RouteBatch { conn: ConnId::SERVER, queries }).await {
-            Ok(RouteAnswers { bodies, answers }) => {
-                let bodies = Rc::new(bodies);
-                for (waiter, found) in waiters.into_iter().zip(answers) {
-                    match waiter {
-                        Waiter::Future(answer) => drop(answer.send(found.resolve(&bodies))),
-                        Waiter::Lane(answered, ticket) => answered.push((ticket, LaneReply::of(found, &bodies))),
-                    }
+            Ok(answers) => {
+                for ((answered, flight), answer) in askers.into_iter().zip(answers.share()) {
+                    answered.push((flight, Ok(answer)));
                 }
             }
-            // A lost registry: request futures fail as unavailable when their senders drop,
-            // lane queries are told.
             Err(lost) => {
-                for waiter in waiters {
-                    if let Waiter::Lane(answered, ticket) = waiter {
-                        answered.push((ticket, LaneReply::Other(Err(lost))));
-                    }
+                for (answered, flight) in askers {
+                    answered.push((flight, Err(lost)));
                 }
             }
         }
@@ -285,8 +185,14 @@ mod tests {
         registry
     }
 
-    fn query(topic: &str) -> GetRouteInfo {
-        GetRouteInfo { conn: ConnId(9), topic: topic.into(), style: JsonStyle::Standard, zone: None }
+    fn query(topic: &str) -> RouteQuery {
+        RouteQuery { conn: ConnId(9), topic: Some(topic.into()), style: JsonStyle::Standard, zone: None }
+    }
+
+    fn flight(opaque: i32) -> InFlight {
+        let header = crate::protocol::SerializeType::Json;
+        let begin = std::time::Instant::now();
+        InFlight { code: super::super::route::ROUTE, opaque, header, oneway: false, begin, depth_met: 0, topic: None }
     }
 
     /// Two servers' batchers on one thread (as two servers in one process with one I/O thread
@@ -296,17 +202,21 @@ mod tests {
         actix::System::new().block_on(async {
             let (a, b) = (registry_with("a", "TopicA").await, registry_with("b", "TopicB").await);
             let (batch_a, batch_b) = (RouteBatcher::new(a), RouteBatcher::new(b));
-            let (a_a, b_a, a_b, b_b) = tokio::join!(
-                batch_a.clone().ask(query("TopicA")),
-                batch_b.clone().ask(query("TopicA")),
-                batch_a.clone().ask(query("TopicB")),
-                batch_b.clone().ask(query("TopicB")),
-            );
-            let answers = [a_a, b_a, a_b, b_b];
-            let found: Vec<bool> = answers.iter().map(|a| matches!(a, Ok(RouteAnswer::Found(_)))).collect();
+            let (answered, mut stream) = Answered::new();
+            batch_a.enqueue(query("TopicA"), flight(1), &answered);
+            batch_b.enqueue(query("TopicA"), flight(2), &answered);
+            batch_a.enqueue(query("TopicB"), flight(3), &answered);
+            batch_b.enqueue(query("TopicB"), flight(4), &answered);
+            let mut answers = Vec::new();
+            while answers.len() < 4 {
+                let batch = std::future::poll_fn(|cx| Pin::new(&mut stream).poll_next(cx)).await;
+                answers.extend(batch.expect("the answers never end"));
+            }
+            answers.sort_by_key(|(flight, _)| flight.opaque);
+            let found: Vec<bool> = answers.iter().map(|(_, a)| matches!(a, Ok(RouteAnswer::Found(_)))).collect();
             assert_eq!(found, [true, false, false, true], "each batcher answers from its own registry");
-            let RouteAnswer::Found(route) = answers[0].as_ref().unwrap() else { unreachable!() };
-            let route = String::from_utf8_lossy(route);
+            let Ok(RouteAnswer::Found(route)) = &answers[0].1 else { unreachable!() };
+            let route = String::from_utf8_lossy(route.bytes());
             assert!(route.contains("a:10911") && !route.contains("b:10911"), "{route}");
         });
     }

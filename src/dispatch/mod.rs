@@ -1,6 +1,10 @@
 //! RemotingCommand → actor message → RemotingCommand. Every request failure becomes a RocketMQ
 //! response code here, in one place; only framing errors close a connection.
 //!
+//! Every request enters through [`Dispatcher::admit`] (`route`): access control, then route
+//! queries down the route lane (`batch`: its thread's batcher) and the rest to
+//! [`Dispatcher::dispatch`].
+//!
 //! The handlers are grouped as the Java NameServer's callers are: `broker` (what brokers send),
 //! `client` (route and cluster queries), `admin` (mqadmin's topic and permission tools) and
 //! `store` (KV and runtime configuration). Access control (`acl`), when on, checks each request
@@ -11,6 +15,7 @@ pub mod batch;
 mod broker;
 mod client;
 pub mod limits;
+pub mod route;
 mod store;
 
 use std::rc::Rc;
@@ -21,7 +26,7 @@ use bytes::Bytes;
 use thiserror::Error;
 use tracing::debug;
 
-use self::batch::RouteBatcher;
+use self::route::Checked;
 use crate::acl::verify::Denied;
 use crate::acl::{Acl, Caller};
 use crate::config_store::{ConfigError, ConfigHandle};
@@ -33,7 +38,6 @@ use crate::protocol::header::HeaderError;
 use crate::protocol::reply::template::ReplyTemplate;
 use crate::protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::binding::BoundElsewhere;
-use crate::registry::messages::RouteAnswer;
 use crate::registry::topic_limit::RegisterRefused;
 use crate::registry::RegistryHandle;
 use crate::settings::{LargeBodyDecode, ResponseSerializeType, Settings, UpdateError};
@@ -169,8 +173,8 @@ pub struct Dispatcher {
     large_replies: Arc<tokio::sync::Semaphore>,
     /// Access control, when on.
     acl: Option<Arc<Acl>>,
-    /// The reply to a route-lane query that found its route, but for opaque and body, when
-    /// replies are JSON.
+    /// The reply to a route query that found its route, but for opaque and body, when replies
+    /// are JSON.
     route_found: Option<Arc<ReplyTemplate>>,
 }
 
@@ -184,7 +188,7 @@ impl Dispatcher {
         let large_replies = Arc::new(tokio::sync::Semaphore::new(cores));
         let dispatcher =
             Self { actors, options: Arc::new(options), large_decodes, large_replies, acl: None, route_found: None };
-        let found = dispatcher.lane_reply(Ok(RouteAnswer::Found(Bytes::new())), 0, SerializeType::Json);
+        let found = dispatcher.respond(Ok(success().with_body(Bytes::new())), route::ROUTE, 0, SerializeType::Json);
         Self { route_found: ReplyTemplate::json(&found).map(Arc::new), ..dispatcher }
     }
 
@@ -193,15 +197,11 @@ impl Dispatcher {
         Self { acl: Some(acl), ..self }
     }
 
-    /// Handles one request; `None` for oneway requests, which are never answered.
-    /// Route queries go through `routes`, the batcher of the thread the connection runs on.
-    pub async fn dispatch(
-        self: Rc<Self>,
-        origin: Origin,
-        request: RemotingCommand,
-        routes: Rc<RouteBatcher>,
-    ) -> Option<RemotingCommand> {
-        let outcome = self.handle(origin, &request, &routes).await;
+    /// Handles one admitted request (never a route query: those take the route lane); `None`
+    /// for oneway requests, which are never answered.
+    pub async fn dispatch(self: Rc<Self>, origin: Origin, checked: Checked) -> Option<RemotingCommand> {
+        let Checked { request, caller } = checked;
+        let outcome = self.handle(origin, &request, &caller).await;
         let response = self.respond(outcome, request.code, request.opaque, request.serialize_type);
         (!request.is_oneway()).then_some(response)
     }
@@ -221,22 +221,19 @@ impl Dispatcher {
         response
     }
 
-    async fn handle(&self, origin: Origin, req: &RemotingCommand, routes: &Rc<RouteBatcher>) -> Outcome {
+    async fn handle(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {
         use RequestCode::*;
         let conn = origin.conn;
-        let caller = match &self.acl {
-            Some(acl) => acl.admit(origin.peer, req)?,
-            None => Caller::Unchecked,
-        };
         let Some(code) = RequestCode::from_i32(req.code) else {
             return Err(RequestError::NotSupported(req.code));
         };
         // The frequent codes are awaited in place; the rest are boxed, so that the future every
         // request allocates stays small (register and config futures are kilobytes).
         match code {
-            GetRouteinfoByTopic => self.route_info(conn, req, routes).await,
-            BrokerHeartbeat => self.broker_heartbeat(origin, req, &caller).await,
-            QueryDataVersion => self.query_data_version(origin, req, &caller).await,
+            // Never here: `admit` sends every route query down the route lane.
+            GetRouteinfoByTopic => Err(RequestError::NotSupported(req.code)),
+            BrokerHeartbeat => self.broker_heartbeat(origin, req, caller).await,
+            QueryDataVersion => self.query_data_version(origin, req, caller).await,
             GetBrokerClusterInfo => self.cluster_info(conn).await,
             PutKvConfig => Box::pin(self.put_kv_config(conn, req)).await,
             GetKvConfig => Box::pin(self.get_kv_config(conn, req)).await,
@@ -244,9 +241,9 @@ impl Dispatcher {
             GetKvlistByNamespace => Box::pin(self.get_kv_list(conn, req)).await,
             UpdateNamesrvConfig => Box::pin(self.update_config(origin, req)).await,
             GetNamesrvConfig => Box::pin(self.get_config(conn)).await,
-            RegisterBroker => Box::pin(self.register_broker(origin, req, &caller)).await,
-            UnregisterBroker => Box::pin(self.unregister_broker(origin, req, &caller)).await,
-            RegisterTopicInNamesrv => Box::pin(self.register_topic(origin, req, &caller)).await,
+            RegisterBroker => Box::pin(self.register_broker(origin, req, caller)).await,
+            UnregisterBroker => Box::pin(self.unregister_broker(origin, req, caller)).await,
+            RegisterTopicInNamesrv => Box::pin(self.register_topic(origin, req, caller)).await,
             GetBrokerMemberGroup => Box::pin(self.member_group(conn, req)).await,
             WipeWritePermOfBroker | AddWritePermOfBroker => Box::pin(self.write_perm(conn, req, code)).await,
             DeleteTopicInNamesrv => Box::pin(self.delete_topic(conn, req)).await,

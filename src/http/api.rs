@@ -15,7 +15,8 @@ use crate::origin::ConnId;
 use crate::protocol::json::lenient::parse_lenient;
 use crate::protocol::json::JsonStyle;
 use crate::registry::listings::search;
-use crate::registry::messages::{GetClusterInfo, GetFigures, GetRouteInfo, GetSortedTopics, ListBrokers, RouteAnswer};
+use crate::registry::messages::{GetClusterInfo, GetFigures, GetSortedTopics, ListBrokers, RouteBatch};
+use crate::registry::route_answer::{RouteAnswer, RouteQuery};
 
 /// How long an API call waits for the registry.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -169,13 +170,18 @@ async fn route(state: web::Data<HttpState>, permits: web::Data<ApiPermits>, topi
     let Some(_permit) = permits.take() else {
         return busy();
     };
-    let query =
-        GetRouteInfo { conn: ConnId::SERVER, topic: topic.into_inner().into(), style: JsonStyle::Standard, zone: None };
-    match ask(&state, query).await {
-        Ok(RouteAnswer::Found(body)) => HttpResponse::Ok().content_type("application/json").body(body),
-        Ok(RouteAnswer::NotFound(_)) => HttpResponse::NotFound().json(json!({"error": "no route for this topic"})),
-        Ok(RouteAnswer::NotReady) => HttpResponse::ServiceUnavailable().json(json!({"error": "not ready"})),
-        Err(response) => response,
+    let topic = Some(topic.into_inner().into());
+    let query = RouteQuery { conn: ConnId::SERVER, topic, style: JsonStyle::Standard, zone: None };
+    // A query alone is a batch of one.
+    let answers = match ask(&state, RouteBatch { conn: ConnId::SERVER, queries: vec![query] }).await {
+        Ok(answers) => answers,
+        Err(response) => return response,
+    };
+    match answers.share().next() {
+        Some(RouteAnswer::Found(body)) => HttpResponse::Ok().content_type("application/json").body(body.to_bytes()),
+        Some(RouteAnswer::NotFound(_)) => HttpResponse::NotFound().json(json!({"error": "no route for this topic"})),
+        Some(RouteAnswer::NotReady) => HttpResponse::ServiceUnavailable().json(json!({"error": "not ready"})),
+        None => HttpResponse::InternalServerError().json(json!({"error": "no answer"})),
     }
 }
 

@@ -75,23 +75,6 @@ impl Apply<RouteRegistry> for AttachConnection {
     }
 }
 
-impl Apply<RouteRegistry> for GetRouteInfo {
-    fn apply(self, registry: &mut RouteRegistry) -> RouteAnswer {
-        if registry.waiting_for_service() {
-            return RouteAnswer::NotReady;
-        }
-        if self.zone.is_none() {
-            let cached = registry.tables.cached_route(&self.topic, self.style);
-            let m = &registry.metrics;
-            if cached.is_some() { &m.route_cache_hits } else { &m.route_cache_misses }.inc();
-            if let Some(body) = cached {
-                return RouteAnswer::Found(body);
-            }
-        }
-        self.uncached(registry)
-    }
-}
-
 impl Apply<RouteRegistry> for GetClusterInfo {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         registry.tables.cluster_info_body()

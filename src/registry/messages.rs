@@ -3,7 +3,6 @@
 //! Encoding to wire frames happens in `dispatch`, never here; `handlers` applies them.
 
 use bytes::Bytes;
-use compact_str::CompactString;
 
 use super::admin::UnitFilter;
 use super::binding::BoundElsewhere;
@@ -11,10 +10,10 @@ use super::listings::SortedTopics;
 use super::liveness::{BrokerRef, DataVersionAnswer};
 use super::options::RegistryOptions;
 use super::register::{Registered, Registration};
+use super::route_answer::{RouteAnswers, RouteQuery};
 use super::topic_limit::RegisterRefused;
 use crate::model::{DataVersion, QueueData};
 use crate::origin::ConnId;
-use crate::protocol::json::JsonStyle;
 use crate::request;
 
 /// REGISTER_BROKER with its body already decoded; `None` answers a rejected registration, an
@@ -54,102 +53,14 @@ pub struct CloseConnection {
     pub reason: &'static str,
 }
 
-/// What a route query finds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RouteAnswer {
-    /// The encoded TopicRouteData.
-    Found(Bytes),
-    /// No queues, or no known broker for them; the topic asked for (for the reply's remark).
-    NotFound(String),
-    /// The readiness gate (`need_wait_for_service`) is still closed.
-    NotReady,
-}
-
-/// GET_ROUTEINFO_BY_TOPIC, optionally filtered to a zone.
-#[derive(Debug)]
-pub struct GetRouteInfo {
-    pub conn: ConnId,
-    /// Held inline up to 24 bytes: most topics cost the lane no allocation.
-    pub topic: CompactString,
-    pub style: JsonStyle,
-    pub zone: Option<String>,
-}
-request!(GetRouteInfo, RouteAnswer, query);
-
-/// Route queries of several connections of one I/O thread, answered in order: one message
-/// (and one thread wake-up each way) for all the queries that thread read in one turn.
+/// Route queries answered in order: one message (and one thread wake-up each way) for all the
+/// queries an I/O thread read in one turn; a query alone is a batch of one.
 #[derive(Debug)]
 pub struct RouteBatch {
     pub conn: ConnId,
-    pub queries: Vec<GetRouteInfo>,
+    pub queries: Vec<RouteQuery>,
 }
 request!(RouteBatch, RouteAnswers, query);
-
-/// The answers to a [`RouteBatch`], in its order. Found bodies are listed apart, and answers in
-/// a row that found the same body share its entry: a batch of topics with equal routes moves
-/// one shared body, not one per query.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct RouteAnswers {
-    /// The bodies found, each run of equal ones once.
-    pub bodies: Vec<Bytes>,
-    /// One answer per query.
-    pub answers: Vec<BatchAnswer>,
-}
-
-/// One query's answer in a [`RouteAnswers`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BatchAnswer {
-    /// Found: the body at this index of [`RouteAnswers::bodies`].
-    Found(usize),
-    /// Anything but found (never [`RouteAnswer::Found`]).
-    Other(RouteAnswer),
-}
-
-impl RouteAnswers {
-    /// Room for `queries` answers.
-    pub fn with_capacity(queries: usize) -> Self {
-        Self { bodies: Vec::new(), answers: Vec::with_capacity(queries) }
-    }
-
-    /// Answers the next query with `body`.
-    pub fn push_found(&mut self, body: &Bytes) {
-        let index = self.list(body);
-        self.answers.push(BatchAnswer::Found(index));
-    }
-
-    /// Answers the next query with `answer`.
-    pub fn push(&mut self, answer: RouteAnswer) {
-        let answer = self.batch_answer(answer);
-        self.answers.push(answer);
-    }
-
-    /// `answer` as this batch holds it, its body listed.
-    pub fn batch_answer(&mut self, answer: RouteAnswer) -> BatchAnswer {
-        match answer {
-            RouteAnswer::Found(body) => BatchAnswer::Found(self.list(&body)),
-            other => BatchAnswer::Other(other),
-        }
-    }
-
-    /// The index of `body` in the list, listed anew unless the last body listed is it.
-    fn list(&mut self, body: &Bytes) -> usize {
-        let same = self.bodies.last().is_some_and(|last| last.as_ptr() == body.as_ptr() && last.len() == body.len());
-        if !same {
-            self.bodies.push(body.clone());
-        }
-        self.bodies.len() - 1
-    }
-}
-
-impl BatchAnswer {
-    /// The answer on its own, a found body cloned out of `bodies`.
-    pub fn resolve(self, bodies: &[Bytes]) -> RouteAnswer {
-        match self {
-            BatchAnswer::Found(index) => RouteAnswer::Found(bodies[index].clone()),
-            BatchAnswer::Other(other) => other,
-        }
-    }
-}
 
 /// GET_BROKER_CLUSTER_INFO; answers the encoded ClusterInfo.
 #[derive(Debug)]

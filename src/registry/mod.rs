@@ -15,6 +15,7 @@ pub mod messages;
 pub mod options;
 pub mod readiness;
 pub mod register;
+pub mod route_answer;
 mod route_batch;
 pub mod snapshot;
 pub mod snapshot_pace;

@@ -18,10 +18,11 @@ use crate::metrics::Metrics;
 use crate::notifier::{Notifier, NotifyLimits};
 use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{
-    ApplyOptions, AttachConnection, BatchAnswer, CloseConnection, ConnectionClosed, GetReadiness, GetRouteInfo,
-    LoadSnapshot, RegisterBroker, RouteAnswer, RouteAnswers, RouteBatch,
+    ApplyOptions, AttachConnection, CloseConnection, ConnectionClosed, GetReadiness, LoadSnapshot, RegisterBroker,
+    RouteBatch,
 };
 use crate::registry::register::Registered;
+use crate::registry::route_answer::{RouteAnswer, RouteAnswers, RouteQuery};
 use crate::registry::{RegistryHandle, RouteRegistry};
 
 /// How long a test waits for an effect before failing.
@@ -59,13 +60,34 @@ async fn register_over(registry: &RegistryHandle, reg: &Reg) -> UnboundedReceive
 }
 
 /// A query for the route of `topic`, filtered to `zone` when given.
-fn query(topic: &str, zone: Option<&str>) -> GetRouteInfo {
-    GetRouteInfo { conn: ConnId(99), topic: topic.into(), style: JsonStyle::Standard, zone: zone.map(str::to_owned) }
+fn query(topic: &str, zone: Option<&str>) -> RouteQuery {
+    RouteQuery {
+        conn: ConnId(99),
+        topic: Some(topic.into()),
+        style: JsonStyle::Standard,
+        zone: zone.map(str::to_owned),
+    }
 }
 
-/// The route of `topic` as the registry answers it.
-async fn route_of(registry: &RegistryHandle, topic: &str) -> RouteAnswer {
-    registry.ask(query(topic, None)).await.unwrap()
+/// The route of `topic` in `zone` as the registry answers it alone (a batch of one).
+async fn route_in(registry: &RegistryHandle, topic: &str, zone: Option<&str>) -> RouteAnswer<bytes::Bytes> {
+    let answers = batch_of(registry, &[(topic, zone)]).await;
+    assert_eq!(answers.len(), 1, "one answer to one query");
+    resolve(&answers, &answers.answers[0])
+}
+
+/// The route of `topic` as the registry answers it alone.
+async fn route_of(registry: &RegistryHandle, topic: &str) -> RouteAnswer<bytes::Bytes> {
+    route_in(registry, topic, None).await
+}
+
+/// `answer` of `answers` with its body, not its number.
+fn resolve(answers: &RouteAnswers, answer: &RouteAnswer<usize>) -> RouteAnswer<bytes::Bytes> {
+    match answer {
+        RouteAnswer::Found(index) => RouteAnswer::Found(answers.bodies[*index].clone()),
+        RouteAnswer::NotFound(topic) => RouteAnswer::NotFound(topic.clone()),
+        RouteAnswer::NotReady => RouteAnswer::NotReady,
+    }
 }
 
 /// The answers to one batch of `queries` (topic and zone).
@@ -83,19 +105,20 @@ fn a_route_batch_answers_each_query_as_alone_and_lists_a_run_of_equal_bodies_onc
         let queries =
             [("T1", None), ("T2", None), ("X", None), ("U1", None), ("T1", Some("z")), ("T3", None), ("T1", None)];
         for round in ["built", "cached"] {
-            let RouteAnswers { bodies, answers } = batch_of(&registry, &queries).await;
+            let batch = batch_of(&registry, &queries).await;
+            let answers = &batch.answers;
             assert_eq!(answers.len(), queries.len(), "{round}");
-            for ((topic, zone), answer) in queries.iter().zip(&answers) {
-                let alone = registry.ask(query(topic, *zone)).await.unwrap();
-                assert_eq!(answer.clone().resolve(&bodies), alone, "{round}: {topic} in {zone:?}");
+            for ((topic, zone), answer) in queries.iter().zip(answers) {
+                let alone = route_in(&registry, topic, *zone).await;
+                assert_eq!(resolve(&batch, answer), alone, "{round}: {topic} in {zone:?}");
             }
-            assert!(matches!(answers[2], BatchAnswer::Other(RouteAnswer::NotFound(ref t)) if t == "X"), "{round}");
+            assert_eq!(answers[2], RouteAnswer::NotFound(Some("X".into())), "{round}");
             if round == "cached" {
-                assert_eq!((&answers[0], &answers[1]), (&BatchAnswer::Found(0), &BatchAnswer::Found(0)), "T1, T2");
+                assert_eq!((&answers[0], &answers[1]), (&RouteAnswer::Found(0), &RouteAnswer::Found(0)), "T1, T2");
                 assert_ne!(answers[3], answers[0], "U1 is routed to another broker");
                 assert_eq!(answers[5], answers[6], "T3 then T1 share one entry");
-                let found = answers.iter().filter(|a| matches!(a, BatchAnswer::Found(_))).count();
-                assert_eq!((found, bodies.len()), (6, 4), "six found, four entries: {answers:?}");
+                let found = answers.iter().filter(|a| matches!(a, RouteAnswer::Found(_))).count();
+                assert_eq!((found, batch.bodies.len()), (6, 4), "six found, four entries: {answers:?}");
             }
         }
     });
@@ -119,7 +142,11 @@ fn the_expiry_tick_closes_only_the_expired_brokers_connection_and_its_routes_go(
         assert!(matches!(reason, Ok(Some(_))), "the expired broker's connection is closed: {reason:?}");
         let silent_ms = begin.elapsed().as_millis();
         assert!((1_000..=1_200).contains(&silent_ms), "closed within a few 20 ms ticks of its timeout: {silent_ms} ms");
-        assert_eq!(route_of(&registry, "S1").await, RouteAnswer::NotFound("S1".into()), "its routes went with it");
+        assert_eq!(
+            route_of(&registry, "S1").await,
+            RouteAnswer::NotFound(Some("S1".into())),
+            "its routes went with it"
+        );
         assert!(matches!(route_of(&registry, "K1").await, RouteAnswer::Found(_)), "the other broker stays");
         assert!(kept_closes.try_recv().is_err(), "the other broker's connection stays open");
     });
@@ -179,7 +206,7 @@ fn route_queries_are_answered_not_ready_until_the_readiness_wait_has_passed() {
         tokio::time::sleep(Duration::from_millis(800)).await;
         assert_eq!(route_of(&registry, "T1").await, RouteAnswer::NotReady, "still waiting after 800 ms");
         let batch = batch_of(&registry, &[("T1", None), ("T2", None)]).await.answers;
-        assert_eq!(batch, vec![BatchAnswer::Other(RouteAnswer::NotReady); 2], "a batch waits too");
+        assert_eq!(batch, vec![RouteAnswer::NotReady; 2], "a batch waits too");
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(matches!(route_of(&registry, "T1").await, RouteAnswer::Found(_)), "ready after 1.1 s");
     });
