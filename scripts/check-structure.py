@@ -88,8 +88,32 @@ def crate_dependencies(repo):
     for manifest in [repo / "Cargo.toml"] + sorted(repo.glob("crates/*/Cargo.toml")) + sorted(repo.glob("tools/*/Cargo.toml")):
         rel = str(manifest.relative_to(repo))
         for section, dep in manifest_dependencies(manifest):
+            if section == "workspace.dependencies":
+                continue
             if dep == "namesrv-testkit" and (section != "dev-dependencies" or rel not in TESTKIT_USERS):
                 problems.append(f"{rel} names namesrv-testkit under [{section}]: it is a dev-dependency of {', '.join(TESTKIT_USERS)} only")
+    return problems + workspace_inheritance(repo)
+
+
+def workspace_inheritance(repo):
+    """Each dependency the workspace declares is inherited (`workspace = true`), never given a
+    version of its own, and every package takes the workspace's lints."""
+    root = repo / "Cargo.toml"
+    shared = {dep for section, dep in manifest_dependencies(root) if section == "workspace.dependencies"}
+    problems = []
+    for manifest in [root] + sorted(repo.glob("crates/*/Cargo.toml")) + sorted(repo.glob("tools/*/Cargo.toml")):
+        rel, text, section = str(manifest.relative_to(repo)), manifest.read_text(), None
+        for line in text.splitlines():
+            header = re.match(r"^\[([^\]]+)\]", line)
+            if header:
+                section = header.group(1)
+                continue
+            dep = re.match(r"^([A-Za-z0-9_-]+)\s*=", line)
+            inherited = re.search(r"workspace\s*=\s*true", line)
+            if dep and section in ("dependencies", "dev-dependencies") and dep.group(1) in shared and not inherited:
+                problems.append(f"{rel}: {dep.group(1)} is declared by the workspace: write `{dep.group(1)} = {{ workspace = true }}`")
+        if not re.search(r"^\[lints\]\s*\nworkspace\s*=\s*true", text, re.M):
+            problems.append(f"{rel}: no `[lints] workspace = true`")
     return problems
 
 
