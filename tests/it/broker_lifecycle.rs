@@ -8,8 +8,8 @@ use namesrv::settings::LargeBodyDecode;
 use serde_json::json;
 
 in_both_topologies! {
-    fn registered_broker_is_routed_in_both_json_styles_and_listed_in_cluster_info() {
-        let server = TestServer::start();
+    fn registered_broker_is_routed_in_both_json_styles_and_listed_in_cluster_info(topology) {
+        let server = topology.server();
         let mut broker = server.client();
         let master = Broker::new("DefaultCluster", "broker-a", 0, "127.0.0.1:10911").topics(&["TopicTest", "TBW102"]);
         let resp = broker.register(&master);
@@ -45,16 +45,16 @@ in_both_topologies! {
         assert_eq!(info["brokerAddrTable"]["broker-a"]["brokerAddrs"], json!({"0": "127.0.0.1:10911"}));
     }
 
-    fn unknown_topic_is_topic_not_exist_with_javas_remark() {
-        let server = TestServer::start();
+    fn unknown_topic_is_topic_not_exist_with_javas_remark(topology) {
+        let server = topology.server();
         let resp = server.client().call(route_request("nope", 479));
         assert_eq!(resp.code, 17);
         assert!(resp.remark.unwrap().starts_with("No topic route info in name server for the topic: nope"));
         assert!(resp.body.is_none());
     }
 
-    fn slave_learns_its_masters_addresses_once_the_master_is_live() {
-        let server = TestServer::start();
+    fn slave_learns_its_masters_addresses_once_the_master_is_live(topology) {
+        let server = topology.server();
         let slave = Broker::new("c", "broker-a", 1, "127.0.0.1:30911").topics(&["T1", "T2"]);
         let master = Broker::new("c", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]);
         let mut slave_conn = server.client();
@@ -72,15 +72,15 @@ in_both_topologies! {
         assert_eq!(route_addrs(&route, "broker-a"), json!({"0": "127.0.0.1:10911", "1": "127.0.0.1:30911"}));
     }
 
-    fn first_registration_with_a_single_topic_is_rejected() {
-        let server = TestServer::start();
+    fn first_registration_with_a_single_topic_is_rejected(topology) {
+        let server = topology.server();
         let resp = server.client().register(&Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["only"]));
         assert_eq!((resp.code, resp.remark.as_deref()), (1, Some("register broker failed")));
         assert_eq!(server.client().route("only"), Err(17));
     }
 
-    fn crc_mismatch_is_rejected_and_nothing_registers() {
-        let server = TestServer::start();
+    fn crc_mismatch_is_rejected_and_nothing_registers(topology) {
+        let server = topology.server();
         let mut req = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]).register_request();
         req.ext_fields.as_mut().unwrap().insert("bodyCrc32", "12345");
         let resp = server.client().call(req);
@@ -88,8 +88,8 @@ in_both_topologies! {
         assert_eq!(server.client().route("T1"), Err(17));
     }
 
-    fn unregister_removes_the_broker_its_topics_and_its_cluster() {
-        let server = TestServer::start();
+    fn unregister_removes_the_broker_its_topics_and_its_cluster(topology) {
+        let server = topology.server();
         let broker = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
         let mut conn = server.client();
         conn.register(&broker);
@@ -99,8 +99,8 @@ in_both_topologies! {
         assert_eq!(conn.cluster_info(), json!({"brokerAddrTable": {}, "clusterAddrTable": {}}));
     }
 
-    fn closing_the_brokers_connection_removes_it_at_once() {
-        let server = TestServer::start();
+    fn closing_the_brokers_connection_removes_it_at_once(topology) {
+        let server = topology.server();
         let mut conn = server.client();
         conn.register(&Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]));
         let mut client = server.client();
@@ -109,8 +109,8 @@ in_both_topologies! {
         assert!(eventually(Duration::from_secs(2), || client.route("T1") == Err(17)));
     }
 
-    fn a_client_connection_closing_does_not_touch_brokers() {
-        let server = TestServer::with_http(|_| {});
+    fn a_client_connection_closing_does_not_touch_brokers(topology) {
+        let server = topology.server_with_http(|_| {});
         let mut broker = server.client();
         broker.register(&Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]));
         for _ in 0..3 {
@@ -121,8 +121,8 @@ in_both_topologies! {
         assert!(server.client().route("T1").is_ok());
     }
 
-    fn re_registration_over_a_new_connection_survives_the_close_of_the_old_one() {
-        let server = TestServer::with_http(|_| {});
+    fn re_registration_over_a_new_connection_survives_the_close_of_the_old_one(topology) {
+        let server = topology.server_with_http(|_| {});
         let broker = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
         let mut old = server.client();
         old.register(&broker);
@@ -136,8 +136,8 @@ in_both_topologies! {
         assert!(eventually(Duration::from_secs(2), || client.route("T1") == Err(17)));
     }
 
-    fn silent_broker_is_removed_after_its_timeout_and_heartbeats_keep_it() {
-        let server = TestServer::with(|s| {
+    fn silent_broker_is_removed_after_its_timeout_and_heartbeats_keep_it(topology) {
+        let server = topology.server_with(|s| {
             s.routing.scan_interval_ms = 50;
             s.routing.broker_timeout_ms = 400;
         });
@@ -164,8 +164,8 @@ in_both_topologies! {
         assert!(client.route("C1").is_ok(), "heartbeats kept the other broker");
     }
 
-    fn broker_registered_timeout_overrides_the_default() {
-        let server = TestServer::with(|s| s.routing.scan_interval_ms = 50);
+    fn broker_registered_timeout_overrides_the_default(topology) {
+        let server = topology.server_with(|s| s.routing.scan_interval_ms = 50);
         let mut broker = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
         broker.heartbeat_timeout_ms = Some(1000);
         let mut conn = server.client();
@@ -175,8 +175,8 @@ in_both_topologies! {
         assert!(eventually(Duration::from_secs(5), || client.route("T1") == Err(17)));
     }
 
-    fn query_data_version_reports_changes_and_refreshes_liveness() {
-        let server = TestServer::start();
+    fn query_data_version_reports_changes_and_refreshes_liveness(topology) {
+        let server = topology.server();
         let broker = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
         let mut conn = server.client();
         let unknown = conn.call(broker.identity_request(322));
@@ -193,8 +193,8 @@ in_both_topologies! {
         assert_eq!(other.ext("changed"), Some("true"));
     }
 
-    fn unchanged_re_registration_keeps_routes_and_changed_one_merges_topics() {
-        let server = TestServer::start();
+    fn unchanged_re_registration_keeps_routes_and_changed_one_merges_topics(topology) {
+        let server = topology.server();
         let mut conn = server.client();
         let v1 = Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
         conn.register(&v1);
@@ -206,13 +206,13 @@ in_both_topologies! {
         }
     }
 
-    fn large_registrations_decode_the_same_in_place_and_on_the_blocking_pool() {
+    fn large_registrations_decode_the_same_in_place_and_on_the_blocking_pool(topology) {
         let names: Vec<String> = (0..3000).map(|i| format!("LargeTopic-{i}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let broker = Broker::new("c", "big", 0, "127.0.0.1:1").topics(&refs);
         assert!(broker.body_json().len() > 64 * 1024, "large enough to take the large-body path");
         for mode in [LargeBodyDecode::Inline, LargeBodyDecode::Blocking] {
-            let server = TestServer::with(|s| s.listen.large_body_decode = mode);
+            let server = topology.server_with(|s| s.listen.large_body_decode = mode);
             let mut conn = server.client();
             assert_eq!(conn.register(&broker).code, 0, "{mode}");
             let mut client = server.client();

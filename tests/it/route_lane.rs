@@ -37,8 +37,8 @@ fn mix() -> Vec<(&'static str, RemotingCommand)> {
 }
 
 in_both_topologies! {
-    fn pipelined_route_queries_are_each_answered_as_when_sent_alone() {
-        let server = TestServer::start();
+    fn pipelined_route_queries_are_each_answered_as_when_sent_alone(topology) {
+        let server = topology.server();
         let mut broker = server.client();
         assert_eq!(broker.register(&Broker::new("c", "b1", 0, "127.0.0.1:1").topics(&["T1", "T2"])).code, 0);
         assert_eq!(broker.register(&Broker::new("d", "b2", 0, "127.0.0.1:2").topics(&["T3", "T4"])).code, 0);

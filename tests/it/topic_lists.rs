@@ -13,15 +13,15 @@ use serde_json::{json, Value};
 // ---------------------------------------------------------------------------------------------
 
 in_both_topologies! {
-    fn all_topic_list_is_empty_without_brokers() {
-        let server = TestServer::start();
+    fn all_topic_list_is_empty_without_brokers(topology) {
+        let server = topology.server();
         let resp = server.client().call(RemotingCommand::request(206, None));
         assert_success(&resp);
         assert_eq!(body_text(&resp), r#"{"topicList":[]}"#);
     }
 
-    fn all_topic_list_holds_every_topic_of_every_cluster_sorted() {
-        let server = TestServer::start();
+    fn all_topic_list_holds_every_topic_of_every_cluster_sorted(topology) {
+        let server = topology.server();
         let mut conn = server.client();
         conn.register(&Broker::new("c1", "broker-a", 0, "127.0.0.1:10911").topics(&[
             "TestTopic2",
@@ -34,8 +34,8 @@ in_both_topologies! {
         assert_eq!(body_text(&resp), r#"{"topicList":["TestTopic","TestTopic1","TestTopic2","baseTopic"]}"#);
     }
 
-    fn all_topic_list_is_refused_when_disabled() {
-        let server = TestServer::with(|s| s.routing.enable_all_topic_list = false);
+    fn all_topic_list_is_refused_when_disabled(topology) {
+        let server = topology.server_with(|s| s.routing.enable_all_topic_list = false);
         let mut conn = server.client();
         conn.register(&Broker::new("c", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]));
         let resp = server.client().call(RemotingCommand::request(206, None));
@@ -48,8 +48,8 @@ in_both_topologies! {
     // unit topic lists (311, 312, 313)
     // ---------------------------------------------------------------------------------------------
 
-    fn topics_by_cluster_lists_the_topics_of_that_clusters_brokers_sorted() {
-        let server = TestServer::start();
+    fn topics_by_cluster_lists_the_topics_of_that_clusters_brokers_sorted(topology) {
+        let server = topology.server();
         let mut conn = server.client();
         conn.register(&Broker::new("c1", "broker-a", 0, "127.0.0.1:10911").topics(&["T2", "T1"]));
         conn.register(&Broker::new("c1", "broker-c", 0, "127.0.0.1:10913").topics(&["T4", "T1"]));
@@ -61,8 +61,8 @@ in_both_topologies! {
         assert_eq!(topic_list(&client.call(request(224, &[("cluster", "c2")]))), ["T2", "T3"]);
     }
 
-    fn topics_by_cluster_for_an_unknown_cluster_is_an_empty_list() {
-        let server = TestServer::start();
+    fn topics_by_cluster_for_an_unknown_cluster_is_an_empty_list(topology) {
+        let server = topology.server();
         let mut conn = server.client();
         conn.register(&Broker::new("c1", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]));
         let resp = server.client().call(request(224, &[("cluster", "nope")]));
@@ -70,15 +70,15 @@ in_both_topologies! {
         assert_eq!(body_text(&resp), r#"{"topicList":[]}"#);
     }
 
-    fn topics_by_cluster_without_the_cluster_header_is_a_system_error() {
-        let server = TestServer::start();
+    fn topics_by_cluster_without_the_cluster_header_is_a_system_error(topology) {
+        let server = topology.server();
         let resp = server.client().call(request(224, &[("other", "x")]));
         assert_eq!(resp.code, 1);
         assert!(resp.remark.as_deref().unwrap_or_default().contains("cluster"), "remark: {:?}", resp.remark);
     }
 
-    fn topic_lists_are_refused_when_disabled_even_without_a_header() {
-        let server = TestServer::with(|s| s.routing.enable_topic_list = false);
+    fn topic_lists_are_refused_when_disabled_even_without_a_header(topology) {
+        let server = topology.server_with(|s| s.routing.enable_topic_list = false);
         let mut conn = server.client();
         conn.register(&Broker::new("c1", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]));
         let mut client = server.client();
@@ -98,8 +98,8 @@ in_both_topologies! {
         assert_eq!(topic_list(&client.call(RemotingCommand::request(206, None))), ["T1", "T2"]);
     }
 
-    fn system_topic_list_names_clusters_and_brokers_and_the_first_groups_lowest_id_address() {
-        let server = TestServer::with(|s| s.routing.enable_topic_list = false);
+    fn system_topic_list_names_clusters_and_brokers_and_the_first_groups_lowest_id_address(topology) {
+        let server = topology.server_with(|s| s.routing.enable_topic_list = false);
         let mut conn = server.client();
         // broker-a has only slaves (ids 2 and 1); broker-b has a master.
         conn.register(&Broker::new("c1", "broker-a", 2, "127.0.0.1:20912").topics(&["T1", "T2"]));
@@ -114,15 +114,15 @@ in_both_topologies! {
         );
     }
 
-    fn system_topic_list_without_brokers_has_no_broker_addr() {
-        let server = TestServer::start();
+    fn system_topic_list_without_brokers_has_no_broker_addr(topology) {
+        let server = topology.server();
         let resp = server.client().call(RemotingCommand::request(304, None));
         assert_success(&resp);
         assert_eq!(body_text(&resp), r#"{"topicList":[]}"#);
     }
 
-    fn unit_topic_lists_select_topics_by_their_sys_flag() {
-        let server = TestServer::start();
+    fn unit_topic_lists_select_topics_by_their_sys_flag(topology) {
+        let server = topology.server();
         let broker = Broker::new("c", "broker-a", 0, "127.0.0.1:10911").topics(&["plain", "unit", "unitSub", "unitAndSub"]);
         let mut conn = server.client();
         let resp = register_edited(&mut conn, &broker, |body| {
@@ -143,8 +143,8 @@ in_both_topologies! {
     // Java's routeinfo/RouteInfoManagerStaticRegisterTest: 3 broker names × 3 ids × 10 topics
     // ---------------------------------------------------------------------------------------------
 
-    fn three_by_three_grid_lists_every_name_topic_and_member() {
-        let server = TestServer::start();
+    fn three_by_three_grid_lists_every_name_topic_and_member(topology) {
+        let server = topology.server();
         let mut conn = server.client();
         for n in 0..3 {
             for id in 0..3 {

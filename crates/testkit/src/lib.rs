@@ -17,26 +17,26 @@ pub mod server;
 
 pub use broker::Broker;
 pub use client::{parse_lenient, route_addrs, route_queue, route_request, Client, Incoming};
-pub use server::{eventually, temp_dir, test_settings, with_io_threads, TestServer};
+pub use server::{eventually, temp_dir, test_settings, TestServer, Topology};
 
-/// Defines each listed test function and runs it in both connection topologies: every
-/// connection on the server's one I/O thread (`<test>::one_io_thread`) and connections spread
-/// over two (`<test>::two_io_threads`).
+/// Defines each listed test function, which takes the [`Topology`] its servers run in, and
+/// runs it in both: every connection on the server's one I/O thread (`<test>::one_io_thread`)
+/// and connections spread over two (`<test>::two_io_threads`).
 #[macro_export]
 macro_rules! in_both_topologies {
-    ($($(#[$meta:meta])* fn $name:ident() $body:block)*) => {$(
+    ($($(#[$meta:meta])* fn $name:ident($topology:ident) $body:block)*) => {$(
         $(#[$meta])*
-        fn $name() $body
+        fn $name($topology: $crate::Topology) $body
 
         mod $name {
             #[test]
             fn one_io_thread() {
-                $crate::with_io_threads(1, super::$name);
+                super::$name($crate::Topology::ONE_THREAD);
             }
 
             #[test]
             fn two_io_threads() {
-                $crate::with_io_threads(2, super::$name);
+                super::$name($crate::Topology::TWO_THREADS);
             }
         }
     )*};

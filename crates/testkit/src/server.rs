@@ -1,7 +1,6 @@
 //! The real server in this process: settings for tests, start on a pre-bound 127.0.0.1:0
 //! listener (one actix system on a thread of its own), stop on drop; fresh directories and waits.
 
-use std::cell::Cell;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,30 +42,59 @@ pub fn temp_dir() -> PathBuf {
     dir
 }
 
-thread_local! {
-    /// `io_threads` of the servers this test thread starts (see [`with_io_threads`]).
-    static IO_THREADS: Cell<usize> = const { Cell::new(2) };
+/// How a test server spreads its connections over I/O threads (`io_threads`); tests that must
+/// hold in every topology take one as an argument (see [`crate::in_both_topologies`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Topology {
+    /// Connection threads of the servers started in it.
+    pub io_threads: usize,
 }
 
-/// Runs `test` with every server it starts on this thread using `threads` connection threads
-/// (`io_threads`); without it, tests run with 2, whatever the machine's core count.
-pub fn with_io_threads(threads: usize, test: impl FnOnce()) {
-    IO_THREADS.set(threads);
-    test();
+impl Topology {
+    /// Every connection on the server's one I/O thread (the registry on it too).
+    pub const ONE_THREAD: Topology = Topology { io_threads: 1 };
+    /// Connections spread over two I/O threads (the registry on a thread of its own).
+    pub const TWO_THREADS: Topology = Topology { io_threads: 2 };
+
+    /// Test settings in this topology.
+    pub fn settings(self) -> Settings {
+        let dir = temp_dir();
+        let mut settings = Settings::default();
+        settings.listen.bind_address = "127.0.0.1".into();
+        settings.listen.listen_port = 0;
+        settings.listen.io_threads = self.io_threads;
+        settings.state.kv_config_path = dir.join("kvConfig.json").display().to_string();
+        settings.state.config_store_path = dir.join("namesrv.properties").display().to_string();
+        settings.observe.http_listen = String::new();
+        settings
+    }
+
+    /// A server with default test settings in this topology.
+    pub fn server(self) -> TestServer {
+        self.server_with(|_| {})
+    }
+
+    /// A server in this topology with test settings edited by `edit`.
+    pub fn server_with(self, edit: impl FnOnce(&mut Settings)) -> TestServer {
+        let mut settings = self.settings();
+        edit(&mut settings);
+        TestServer::start_serving(settings, None)
+    }
+
+    /// [`Topology::server_with`], serving HTTP on a pre-bound 127.0.0.1 port (`http_addr`).
+    pub fn server_with_http(self, edit: impl FnOnce(&mut Settings)) -> TestServer {
+        let mut settings = self.settings();
+        edit(&mut settings);
+        let http = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        http.set_nonblocking(true).unwrap();
+        TestServer::start_serving(settings, Some(http))
+    }
 }
 
 /// Default settings for tests: loopback, files in a fresh temp directory, no HTTP endpoint,
-/// and a fixed number of connection threads (2 unless [`with_io_threads`] says otherwise).
+/// and two connection threads whatever the machine's core count.
 pub fn test_settings() -> Settings {
-    let dir = temp_dir();
-    let mut settings = Settings::default();
-    settings.listen.bind_address = "127.0.0.1".into();
-    settings.listen.listen_port = 0;
-    settings.listen.io_threads = IO_THREADS.get();
-    settings.state.kv_config_path = dir.join("kvConfig.json").display().to_string();
-    settings.state.config_store_path = dir.join("namesrv.properties").display().to_string();
-    settings.observe.http_listen = String::new();
-    settings
+    Topology::TWO_THREADS.settings()
 }
 
 impl TestServer {
@@ -77,9 +105,7 @@ impl TestServer {
 
     /// A server with test settings edited by `edit`.
     pub fn with(edit: impl FnOnce(&mut Settings)) -> Self {
-        let mut settings = test_settings();
-        edit(&mut settings);
-        Self::with_settings(settings)
+        Topology::TWO_THREADS.server_with(edit)
     }
 
     /// A server with exactly these settings.
@@ -90,11 +116,7 @@ impl TestServer {
     /// A server with test settings edited by `edit`, serving HTTP on a pre-bound 127.0.0.1 port
     /// (`http_addr`).
     pub fn with_http(edit: impl FnOnce(&mut Settings)) -> Self {
-        let mut settings = test_settings();
-        edit(&mut settings);
-        let http = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        http.set_nonblocking(true).unwrap();
-        Self::start_serving(settings, Some(http))
+        Topology::TWO_THREADS.server_with_http(edit)
     }
 
     fn start_serving(settings: Settings, http: Option<std::net::TcpListener>) -> Self {
