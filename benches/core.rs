@@ -23,7 +23,7 @@ use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand};
 use namesrv::registry::liveness::HEAL_SLICE;
 use namesrv::registry::messages::{RegisterBroker, RouteBatch};
 use namesrv::registry::options::RegistryOptions;
-use namesrv::registry::register::{Registered, Registration};
+use namesrv::registry::register::{FingerprintedBody, Registered, Registration};
 use namesrv::registry::route_answer::RouteQuery;
 use namesrv::registry::tables::RouteTables;
 use namesrv::registry::RouteRegistry;
@@ -79,8 +79,7 @@ fn registration_with_queues(name: &str, addr: &str, topics: usize, counter: i64,
         zone_name: None,
         timeout_ms: None,
         enable_acting_master: Some(false),
-        topics_fingerprint: body.topics_fingerprint(),
-        body,
+        body: FingerprintedBody::new(body),
         access_key: None,
     }
 }

@@ -151,7 +151,7 @@ mod tests {
     use crate::protocol::json::JsonStyle;
     use crate::registry::messages::RegisterBroker;
     use crate::registry::options::RegistryOptions;
-    use crate::registry::register::{Registered, Registration};
+    use crate::registry::register::{FingerprintedBody, Registered, Registration};
     use crate::registry::RouteRegistry;
 
     /// A registry of its own on this thread, with broker `name` serving `topic` (and one more:
@@ -176,8 +176,7 @@ mod tests {
             zone_name: None,
             timeout_ms: None,
             enable_acting_master: None,
-            topics_fingerprint: body.topics_fingerprint(),
-            body,
+            body: FingerprintedBody::new(body),
             access_key: None,
         };
         let registered = registry.ask(RegisterBroker { conn: ConnId(1), registration }).await.unwrap();

@@ -9,13 +9,13 @@ use crate::acl::Caller;
 use crate::model::DataVersion;
 use crate::origin::Origin;
 use crate::protocol::body::register::{decode_register_body, looks_like_json};
-use crate::protocol::body::{decode_data_version, decode_register_topic_body, DecodeContext, RegisterBody};
+use crate::protocol::body::{decode_data_version, decode_register_topic_body, DecodeContext};
 use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
 use crate::protocol::reply::body::encode_data_version;
 use crate::protocol::{ExtFields, RemotingCommand};
 use crate::registry::liveness::{BrokerRef, DataVersionAnswer};
 use crate::registry::messages::*;
-use crate::registry::register::{Registered, Registration};
+use crate::registry::register::{FingerprintedBody, Registered, Registration};
 use crate::registry::topic_limit::RegisterRefused;
 use crate::settings::LargeBodyDecode;
 
@@ -36,9 +36,8 @@ const DECODE_SLICE: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// A decoded register body, and the topics left out of it for invalid names.
 struct Decoded {
-    body: RegisterBody,
-    /// `body.topics_fingerprint()`, computed with the decode (off the event loop when it is).
-    fingerprint: u64,
+    /// The body, fingerprinted with the decode (off the event loop when it is).
+    body: FingerprintedBody,
     left_out: usize,
     first_left_out: Option<String>,
 }
@@ -58,7 +57,7 @@ impl Dispatcher {
         if let Some(zone) = &h.zone_name {
             check_name("__ZONE_NAME", zone)?;
         }
-        let Decoded { body, fingerprint, left_out, first_left_out } = self.decode_body(req, &h).await?;
+        let Decoded { body, left_out, first_left_out } = self.decode_body(req, &h).await?;
         if left_out > 0 {
             // One bad topic must not take the whole broker out of the routes.
             warn!(broker = %h.broker_name, left_out, first = ?first_left_out, "registration topics with invalid names left out");
@@ -74,7 +73,6 @@ impl Dispatcher {
             zone_name: h.zone_name,
             timeout_ms: h.heartbeat_timeout_millis.map(|ms| ms.max(0) as u64),
             enable_acting_master: h.enable_acting_master,
-            topics_fingerprint: fingerprint,
             body,
             access_key: caller.binding(),
         };
@@ -120,7 +118,7 @@ impl Dispatcher {
             }
             let mut body = decode_register_body(Some(&raw), compressed, version, &context)?;
             let (left_out, first_left_out) = body.topics.retain_names(valid_topic);
-            Ok(Decoded { fingerprint: body.topics_fingerprint(), body, left_out, first_left_out })
+            Ok(Decoded { body: FingerprintedBody::new(body), left_out, first_left_out })
         };
         if off_thread {
             // One off-thread decode per core at a time: more would only queue threads and memory.

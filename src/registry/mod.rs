@@ -195,7 +195,7 @@ impl RouteRegistry {
     /// Hands decided NOTIFY_MIN_BROKER_ID_CHANGE messages to the notifier and closes the
     /// connections the tables decided to close, never waiting.
     fn send_notifications(&mut self) {
-        for change in self.tables.take_outbox() {
+        for change in self.tables.take_notifications() {
             self.notifier.tell(SendMinBrokerIdChange { conn: ConnId::SERVER, change });
         }
         for conn in self.tables.take_closing() {

@@ -31,12 +31,47 @@ pub struct Registration {
     pub timeout_ms: Option<u64>,
     /// `enableActingMaster`; `None` marks a 4.x ("old version") broker.
     pub enable_acting_master: Option<bool>,
-    pub body: RegisterBody,
-    /// `body.topics_fingerprint()`, computed by the sender so the registry need not.
-    pub topics_fingerprint: u64,
+    /// The body, with its topic table's fingerprint.
+    pub body: FingerprintedBody,
     /// The access key that signed it, when access control checked it: the broker is bound to
     /// it while live (see `binding`).
     pub access_key: Option<String>,
+}
+
+/// A register body with its topic table's fingerprint, which only [`FingerprintedBody::new`]
+/// computes, so the two always agree. The decoder makes it where it decodes (off the event
+/// loop for large bodies), so the registry never hashes a topic table; it reads the body
+/// through `Deref` and never changes it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FingerprintedBody {
+    body: RegisterBody,
+    fingerprint: u64,
+}
+
+impl FingerprintedBody {
+    /// `body` with its fingerprint computed.
+    pub fn new(body: RegisterBody) -> Self {
+        let fingerprint = body.topics_fingerprint();
+        FingerprintedBody { body, fingerprint }
+    }
+
+    /// The fingerprint of the topic table (`RegisterBody::topics_fingerprint`).
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// The body alone (to change it, then fingerprint it anew).
+    pub fn into_body(self) -> RegisterBody {
+        self.body
+    }
+}
+
+impl std::ops::Deref for FingerprintedBody {
+    type Target = RegisterBody;
+
+    fn deref(&self) -> &RegisterBody {
+        &self.body
+    }
 }
 
 /// What a successful registration tells the broker, and what the log says about it.
@@ -108,7 +143,7 @@ impl RouteTables {
         // Topics, from the master or the prime slave only.
         let applied_topics = (role.is_master || role.is_prime_slave).then(|| {
             self.apply_topics(&reg, role.register_first, role.is_prime_slave && role.acting_master);
-            reg.topics_fingerprint
+            reg.body.fingerprint()
         });
 
         // Liveness follows the latest registration and its connection.
@@ -238,10 +273,10 @@ impl RouteTables {
         let previous = self.live(&reg.cluster, &reg.addr);
         let version_changed = previous.is_none_or(|l| l.data_version != reg.body.data_version);
         let full = register_first || version_changed;
-        let same_topics = previous.and_then(|l| l.applied_topics) == Some(reg.topics_fingerprint);
+        let same_topics = previous.and_then(|l| l.applied_topics) == Some(reg.body.fingerprint());
         let check_each = !full && (self.is_pruned(&reg.broker_name) || !same_topics);
         // Wiped write permission changes what is stored, so it is part of what was applied.
-        let applied = reg.topics_fingerprint ^ if wipe_write { WIPED_WRITE_SALT } else { 0 };
+        let applied = reg.body.fingerprint() ^ if wipe_write { WIPED_WRITE_SALT } else { 0 };
         let unchanged = reg.body.mappings.is_empty() && self.applied_fingerprint(&reg.broker_name) == Some(applied);
         if full && unchanged && !self.is_pruned(&reg.broker_name) {
             return;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::register::Registration;
+use super::register::{FingerprintedBody, Registration};
 use super::tables::RouteTables;
 use crate::model::{DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo, TopicTable};
 use crate::origin::ConnId;
@@ -165,7 +165,7 @@ impl RouteTables {
                 }
             }
         }
-        self.take_outbox();
+        self.take_notifications();
         self.take_closing();
         self.live_entries().filter(|(_, l)| l.provisional).count()
     }
@@ -208,8 +208,7 @@ fn replayed(group: &GroupSnapshot, member: &MemberSnapshot, with_topics: bool) -
         zone_name: group.zone_name.clone(),
         timeout_ms: Some(member.timeout_ms),
         enable_acting_master: Some(group.enable_acting_master),
-        topics_fingerprint: body.topics_fingerprint(),
-        body,
+        body: FingerprintedBody::new(body),
         access_key: None,
     }
 }

@@ -34,7 +34,7 @@ impl RouteTables {
 
     /// Queues a notification for the notifier.
     pub(in crate::registry) fn notify(&mut self, change: MinBrokerIdChange) {
-        self.outbox.push(change);
+        self.notifications.push(change);
     }
 
     /// Decides to close connection `conn` (Java closes an expired broker's channel).
@@ -50,8 +50,8 @@ impl RouteTables {
     }
 
     /// Takes the notifications decided since the last call.
-    pub(in crate::registry) fn take_outbox(&mut self) -> Vec<MinBrokerIdChange> {
-        std::mem::take(&mut self.outbox)
+    pub(in crate::registry) fn take_notifications(&mut self) -> Vec<MinBrokerIdChange> {
+        std::mem::take(&mut self.notifications)
     }
 
     /// The cached route body of `topic` in `style`.

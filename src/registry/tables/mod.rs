@@ -67,7 +67,7 @@ pub struct RouteTables {
     /// the namespace does not exist.
     order_kv_body: Option<Bytes>,
     /// NOTIFY_MIN_BROKER_ID_CHANGE messages decided but not yet handed to the notifier.
-    outbox: Vec<MinBrokerIdChange>,
+    notifications: Vec<MinBrokerIdChange>,
     /// Connections decided to be closed (an expired or replaced broker's), not yet closed.
     closing: Vec<ConnId>,
     /// Bumped by every change a route snapshot would show (see `snapshot`); heartbeats and

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 pub(super) use super::liveness::BrokerRef;
 use super::options::RegistryOptions;
-use super::register::{RegisterOutcome, Registered, Registration};
+use super::register::{FingerprintedBody, RegisterOutcome, Registered, Registration};
 use super::tables::RouteTables;
 use crate::model::{DataVersion, QueueData, TopicConfig, TopicTable};
 use crate::origin::ConnId;
@@ -88,8 +88,7 @@ impl Reg {
             zone_name: None,
             timeout_ms: self.timeout_ms,
             enable_acting_master: self.acting_master,
-            topics_fingerprint: body.topics_fingerprint(),
-            body,
+            body: FingerprintedBody::new(body),
         }
     }
 

@@ -145,7 +145,9 @@ fn mapped(reg: &Reg, topic: &str, epoch: i64, queues: i64) -> Registration {
         curr_id_map: (0..queues).map(|q| (q, q)).collect(),
         ..TopicQueueMappingInfo::default()
     };
-    registration.body.mappings.push((topic.to_owned(), info));
+    let mut body = std::mem::take(&mut registration.body).into_body();
+    body.mappings.push((topic.to_owned(), info));
+    registration.body = FingerprintedBody::new(body);
     registration
 }
 

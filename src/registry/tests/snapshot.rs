@@ -55,7 +55,7 @@ fn a_loaded_snapshot_serves_the_same_bodies_with_every_broker_provisional() {
     let live = after.live("d", "o:1").unwrap();
     assert_eq!((live.conn, live.timeout_ms, live.last_update_ms), (ConnId::SERVER, 5_000, 500));
     assert_eq!(after.filter_servers("d", "o:1"), Some(&["f:1".to_owned()][..]));
-    assert!(after.take_outbox().is_empty() && after.take_closing().is_empty());
+    assert!(after.take_notifications().is_empty() && after.take_closing().is_empty());
     let mut again = through_json(&after, 500);
     for member in again.groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
         assert_eq!(member.provisional_silent_ms.take(), Some(0), "{}", member.addr);
