@@ -116,52 +116,57 @@ pub struct Outbox {
 }
 
 /// The writer's end.
-pub struct Queued {
+pub struct WriteQueue {
     outgoing: Rc<Outgoing>,
 }
 
 impl Outbox {
     /// An outbox and the end its writer drains.
-    pub fn new(flow: Rc<Flow>) -> (Self, Queued) {
+    pub fn new(flow: Rc<Flow>) -> (Self, WriteQueue) {
         // Buffers start empty and grow to what the connection's replies need: an idle client
         // connection holds no more than its last batch of replies.
         let outgoing = Rc::new(Outgoing::default());
-        (Outbox { outgoing: outgoing.clone(), flow }, Queued { outgoing })
+        (Outbox { outgoing: outgoing.clone(), flow }, WriteQueue { outgoing })
     }
 
     /// Encodes one reply onto the outgoing buffer; returns its size.
     pub fn send(&self, cmd: &RemotingCommand) -> Result<usize, CodecError> {
-        self.append(|queue| {
+        let len = {
+            let mut queue = self.outgoing.queue.borrow_mut();
             let before = queue.buffer.len();
             encode_frame(cmd, &mut queue.buffer)?;
-            Ok(queue.buffer.len() - before)
-        })
+            queue.buffer.len() - before
+        };
+        self.queued(len);
+        Ok(len)
     }
 
     /// Frames one reply from `template` with a shared `body` (not copied unless small);
     /// returns its size.
     pub fn send_shared(&self, template: &ReplyTemplate, opaque: i32, body: &SharedBody) -> usize {
-        let framed = self.append(|queue| {
+        let len = {
+            let mut queue = self.outgoing.queue.borrow_mut();
             let before = queue.buffer.len();
             if body.bytes().len() < SHARED_MIN_BYTES {
                 template.put_frame(opaque, body.bytes(), &mut queue.buffer);
-                return Ok(queue.buffer.len() - before);
+                queue.buffer.len() - before
+            } else {
+                template.put_head(opaque, body.bytes().len(), &mut queue.buffer);
+                let head_end = queue.buffer.len();
+                queue.shared.push_back((head_end, body.clone()));
+                head_end - before + body.bytes().len()
             }
-            template.put_head(opaque, body.bytes().len(), &mut queue.buffer);
-            queue.shared.push_back((queue.buffer.len(), body.clone()));
-            Ok(queue.buffer.len() - before + body.bytes().len())
-        });
-        framed.unwrap_or_default()
+        };
+        self.queued(len);
+        len
     }
 
-    /// Queues what `frame` puts in (it returns how many bytes) and wakes the writer.
-    fn append(&self, frame: impl FnOnce(&mut Queue) -> Result<usize, CodecError>) -> Result<usize, CodecError> {
-        let len = frame(&mut self.outgoing.queue.borrow_mut())?;
+    /// Counts `len` more bytes queued and wakes the writer.
+    fn queued(&self, len: usize) {
         self.flow.queued(len);
         if let Some(waker) = self.outgoing.writer.borrow_mut().take() {
             waker.wake();
         }
-        Ok(len)
     }
 }
 
@@ -174,7 +179,7 @@ impl Drop for Outbox {
     }
 }
 
-impl Queued {
+impl WriteQueue {
     /// Writes some of what is queued to `io`; ready with the bytes written, or with `Ok(0)`
     /// once the outbox is dropped and everything is written.
     fn poll_write<W: AsyncWrite + Unpin>(
@@ -215,7 +220,7 @@ impl Queued {
 /// the socket down. Returns the bytes written.
 pub async fn write_frames<W: AsyncWrite + Unpin>(
     mut io: W,
-    queued: Queued,
+    queued: WriteQueue,
     flow: Rc<Flow>,
     sent: Counter,
 ) -> io::Result<u64> {
