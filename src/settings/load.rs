@@ -9,7 +9,7 @@ use tracing::warn;
 
 use super::java::{self, JavaKey};
 use super::overrides::{self, FileValues, RuntimeOverrides};
-use super::sources::{env_layer, flags_layer, read_file, Layer, Origin, Sources};
+use super::sources::{env_layer, flags_layer, read_file, Layer, LayerOrigin, Sources};
 use super::{addr, credentials, properties, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
 
 impl Settings {
@@ -50,14 +50,14 @@ impl Sources {
     pub fn load(&self) -> Result<Settings, SettingsError> {
         let mut layers = Vec::new();
         if let Some(path) = self.defaults_file.as_deref().filter(|p| p.exists()) {
-            layers.push(read_file(path, ConfigFormat::Toml, Origin::DefaultsFile(path.into()))?.0);
+            layers.push(read_file(path, ConfigFormat::Toml, LayerOrigin::DefaultsFile(path.into()))?.0);
         }
         let mut config_is_properties = false;
         if let Some(path) = &self.config_file {
             if !path.exists() {
                 return Err(SettingsError::Missing(path.clone()));
             }
-            let (layer, format) = read_file(path, self.config_format, Origin::ConfigFile(path.clone()))?;
+            let (layer, format) = read_file(path, self.config_format, LayerOrigin::ConfigFile(path.clone()))?;
             config_is_properties = format == ConfigFormat::Properties;
             layers.push(layer);
         }
@@ -133,7 +133,7 @@ fn runtime_updates(path: &Path, files: &FileValues) -> Result<Option<Layer>, Set
     if !path.exists() {
         return Ok(None);
     }
-    let origin = Origin::RuntimeUpdates(path.into());
+    let origin = LayerOrigin::RuntimeUpdates(path.into());
     let (mut layer, _) = read_file(path, ConfigFormat::Properties, origin.clone())?;
     layer = screen(layer)?;
     let (kept, unknown): (Vec<_>, Vec<_>) = layer.values.into_iter().partition(|(k, _)| overrides::settable(k));
@@ -155,10 +155,10 @@ impl Sources {
     pub fn file_values(&self, store: &Path) -> Result<FileValues, SettingsError> {
         let mut layers = Vec::new();
         if let Some(path) = self.defaults_file.as_deref().filter(|p| p.exists()) {
-            layers.push(read_file(path, ConfigFormat::Toml, Origin::DefaultsFile(path.into()))?.0);
+            layers.push(read_file(path, ConfigFormat::Toml, LayerOrigin::DefaultsFile(path.into()))?.0);
         }
         if let Some(path) = self.config_file.as_deref().filter(|p| p.exists()) {
-            layers.push(read_file(path, self.config_format, Origin::ConfigFile(path.into()))?.0);
+            layers.push(read_file(path, self.config_format, LayerOrigin::ConfigFile(path.into()))?.0);
         }
         Ok(if self.is_store(store) { FileValues::new() } else { overrides::file_values(&layers) })
     }
@@ -177,7 +177,7 @@ impl Sources {
             return Ok(None);
         }
         let files = self.file_values(store)?;
-        let origin = Origin::RuntimeUpdates(store.into());
+        let origin = LayerOrigin::RuntimeUpdates(store.into());
         let (layer, _) = read_file(store, ConfigFormat::Properties, origin)?;
         let pairs =
             layer.values.into_iter().filter(|(k, _)| overrides::settable(k)).map(|(k, v)| (k, v.to_string())).collect();
@@ -245,7 +245,7 @@ pub(super) fn merge(base: &Settings, layers: Vec<Map<String, Value>>) -> Result<
 fn from_config(config: Config) -> Result<Settings, SettingsError> {
     let mut keys = config.clone().try_deserialize::<Map<String, Value>>()?.into_keys();
     if let Some(key) = keys.find(|key| !KEY_ORDER.contains(&key.as_str())) {
-        return Err(<ConfigError as serde::de::Error>::unknown_field(&key, KEY_ORDER).into());
+        return Err(<ConfigError as serde::de::Error>::unknown_field(&key, &KEY_ORDER).into());
     }
     Ok(Settings {
         listen: config.clone().try_deserialize()?,

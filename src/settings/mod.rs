@@ -18,6 +18,7 @@ pub mod credentials;
 pub mod file;
 mod groups;
 pub mod java;
+mod keys;
 mod load;
 pub mod overrides;
 pub mod properties;
@@ -27,10 +28,11 @@ mod validate;
 
 pub use choice::{AclProtect, ConfigFormat, LargeBodyDecode, LogFormat, PrintFormat, ResponseSerializeType, TlsMode};
 pub use groups::{
-    AclSettings, LimitSettings, ListenSettings, ObserveSettings, RoutingSettings, StateSettings, TlsSettings, KEY_ORDER,
+    AclSettings, LimitSettings, ListenSettings, ObserveSettings, RoutingSettings, StateSettings, TlsSettings,
 };
+pub use keys::KEY_ORDER;
 pub use load::{canonical_key, java_name, pruned_store_text, updated_store_text, PersistError};
-pub use sources::{Origin, Sources};
+pub use sources::{LayerOrigin, Sources};
 pub use update::{Changed, UpdateError, RUNTIME_KEYS};
 
 /// The defaults file as shipped in this repository (relative to its root). The binary reads
@@ -152,14 +154,14 @@ pub enum SettingsError {
     Toml { path: PathBuf, error: config::ConfigError },
     /// A layer with an unknown key or a value of the wrong type, named.
     #[error("{origin}: {error}")]
-    InLayer { origin: Origin, error: Box<SettingsError> },
+    InLayer { origin: LayerOrigin, error: Box<SettingsError> },
     /// A value of the wrong type or out of its type's range, with the key (or variable) as the
     /// operator spelled it.
     #[error("{origin}: {key}={value}: expected {expected}")]
-    BadValue { origin: Origin, key: String, value: String, expected: &'static str },
+    BadValue { origin: LayerOrigin, key: String, value: String, expected: &'static str },
     /// A value out of range, with the key (or variable) as the operator spelled it.
     #[error("{origin}: {spelled}: {error}")]
-    Spelled { origin: Origin, spelled: String, error: Box<SettingsError> },
+    Spelled { origin: LayerOrigin, spelled: String, error: Box<SettingsError> },
     /// `NAMESRV_*` variables that name no setting: a typo must not start the server on defaults.
     #[error("{}", sources::describe_unknown(.0))]
     UnknownVariables(Vec<sources::UnknownVariable>),
@@ -170,7 +172,7 @@ pub enum SettingsError {
     #[error(
         "{origin}: enableControllerInNamesrv=true: embedded controller not supported: run the RocketMQ controller separately"
     )]
-    EmbeddedController { origin: Origin },
+    EmbeddedController { origin: LayerOrigin },
 }
 
 impl Settings {

@@ -66,7 +66,7 @@ pub struct Sources {
 
 /// Where a layer came from, named in every message about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
+pub enum LayerOrigin {
     /// `<config dir>/default.toml`.
     DefaultsFile(PathBuf),
     /// The `-c` file.
@@ -79,14 +79,14 @@ pub enum Origin {
     CommandLine,
 }
 
-impl fmt::Display for Origin {
+impl fmt::Display for LayerOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Origin::DefaultsFile(p) => write!(f, "defaults file {}", p.display()),
-            Origin::ConfigFile(p) => write!(f, "config file {}", p.display()),
-            Origin::RuntimeUpdates(p) => write!(f, "runtime updates file {}", p.display()),
-            Origin::Environment => f.write_str("environment"),
-            Origin::CommandLine => f.write_str("command line"),
+            LayerOrigin::DefaultsFile(p) => write!(f, "defaults file {}", p.display()),
+            LayerOrigin::ConfigFile(p) => write!(f, "config file {}", p.display()),
+            LayerOrigin::RuntimeUpdates(p) => write!(f, "runtime updates file {}", p.display()),
+            LayerOrigin::Environment => f.write_str("environment"),
+            LayerOrigin::CommandLine => f.write_str("command line"),
         }
     }
 }
@@ -95,7 +95,7 @@ impl fmt::Display for Origin {
 #[derive(Debug, Clone)]
 pub struct Layer {
     /// Where it came from.
-    pub origin: Origin,
+    pub origin: LayerOrigin,
     /// (key as written, value).
     pub values: Vec<(String, Value)>,
 }
@@ -110,7 +110,7 @@ impl Layer {
     /// variable of the environment (`NAMESRV_LISTEN_PORT`).
     pub fn spelling(&self, key: &str) -> String {
         match self.origin {
-            Origin::Environment => format!("{ENV_PREFIX}_{}", key.to_ascii_uppercase()),
+            LayerOrigin::Environment => format!("{ENV_PREFIX}_{}", key.to_ascii_uppercase()),
             _ => key.to_owned(),
         }
     }
@@ -137,7 +137,11 @@ fn parse_toml(text: &str) -> Result<Vec<(String, Value)>, config::ConfigError> {
 }
 
 /// Reads a config file into a layer; returns the format it was read as.
-pub fn read_file(path: &Path, format: ConfigFormat, origin: Origin) -> Result<(Layer, ConfigFormat), SettingsError> {
+pub fn read_file(
+    path: &Path,
+    format: ConfigFormat,
+    origin: LayerOrigin,
+) -> Result<(Layer, ConfigFormat), SettingsError> {
     let bytes = super::file::read_config(path).map_err(|error| SettingsError::Read { path: path.into(), error })?;
     let text = properties::decode(&bytes);
     let format = match format {
@@ -188,9 +192,9 @@ pub fn env_layer(prefix: &str, keys: &[String]) -> Result<Layer, SettingsError> 
     if !unknown.is_empty() {
         unknown.sort_by(|a, b| a.name.cmp(&b.name));
         let error = Box::new(SettingsError::UnknownVariables(unknown));
-        return Err(SettingsError::InLayer { origin: Origin::Environment, error });
+        return Err(SettingsError::InLayer { origin: LayerOrigin::Environment, error });
     }
-    Ok(Layer { origin: Origin::Environment, values })
+    Ok(Layer { origin: LayerOrigin::Environment, values })
 }
 
 /// Whether `<PREFIX>_<rest>` is one of the variables Kubernetes sets in every pod of a namespace
@@ -253,7 +257,7 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 /// The command-line layer.
 pub fn flags_layer(overrides: &[(String, String)]) -> Layer {
     let values = overrides.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
-    Layer { origin: Origin::CommandLine, values }
+    Layer { origin: LayerOrigin::CommandLine, values }
 }
 
 #[cfg(test)]
