@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Warm restart at scale, measured on release builds (figures for README "Liveness"):
+# Warm restart at scale, measured on release builds (figures for docs/performance.md, "Warm restart at scale"):
 #   1. route p99 with the route snapshot on and off: `namesrv-bench route` over 1,000,000 topics
 #      (20 brokers x 50,000), a window that holds the snapshot written after the registrations;
 #   2. the snapshot written at SIGTERM (bytes, time) with the brokers still registered, then the
