@@ -61,6 +61,7 @@ pub mod metrics;
 pub mod notifier;
 pub mod observe;
 pub mod origin;
+pub mod peers;
 pub mod persist;
 pub mod preflight;
 pub mod ratelog;

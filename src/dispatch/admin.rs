@@ -2,19 +2,20 @@
 
 use tracing::info;
 
+use bytes::Bytes;
+
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::origin::ConnId;
 use crate::protocol::header::{Fields, HeaderError};
 use crate::protocol::reply::body::encode_topic_list;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
 use crate::registry::admin::UnitFilter;
+use crate::registry::listings::ListingKind;
 use crate::registry::messages::*;
 
-impl From<Disabled> for RequestError {
-    fn from(_: Disabled) -> Self {
-        RequestError::Disabled
-    }
-}
+/// Listings of up to this many topic entries are built in place: handing them to the blocking
+/// pool would cost more than building them.
+const INLINE_LISTING_ENTRIES: usize = 4_096;
 
 impl Dispatcher {
     pub(super) async fn write_perm(&self, conn: ConnId, req: &RemotingCommand, code: RequestCode) -> Outcome {
@@ -51,15 +52,16 @@ impl Dispatcher {
     }
 
     pub(super) async fn all_topics(&self, conn: ConnId) -> Outcome {
-        let body = self.actors.registry.ask(GetAllTopics { conn }).await??;
+        let body = self.listing(conn, ListingKind::All).await?;
         Ok(success().with_body(body))
     }
 
     pub(super) async fn topics_by_cluster(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {
-        let f = Fields::of(req);
-        let cluster = f.optional("cluster").map(str::to_owned);
-        match self.actors.registry.ask(GetTopicsByCluster { conn, cluster }).await?? {
-            Some(body) => Ok(success().with_body(body)),
+        let cluster = Fields::of(req).optional("cluster").map(str::to_owned);
+        // The switch is checked before the header, as in Java.
+        let body = self.listing(conn, ListingKind::ByCluster(cluster.clone().unwrap_or_default())).await?;
+        match cluster {
+            Some(_) => Ok(success().with_body(body)),
             // Java skips header checks without extFields: a null cluster has no topics.
             None if req.ext_fields.is_none() => Ok(success().with_body(encode_topic_list([], None))),
             None => Err(HeaderError::Missing("cluster").into()),
@@ -77,8 +79,36 @@ impl Dispatcher {
             RequestCode::GetHasUnitSubTopicList => UnitFilter::HasUnitSub,
             _ => UnitFilter::HasUnitSubNotUnit,
         };
-        let body = self.actors.registry.ask(GetUnitTopics { conn, filter }).await??;
+        let body = self.listing(conn, ListingKind::Unit(filter)).await?;
         Ok(success().with_body(body))
+    }
+
+    /// Topic listing `kind`: the registry hands over its inputs (O(groups)); the listing is
+    /// built here, once per change of the tables (on the blocking pool, one per core at a
+    /// time, when it is large), never on the registry's thread.
+    async fn listing(&self, conn: ConnId, kind: ListingKind) -> Result<Bytes, RequestError> {
+        let inputs = self.actors.registry.ask(GetListingInputs { conn, kind: kind.clone() }).await?;
+        if !inputs.enabled {
+            return Err(RequestError::Disabled);
+        }
+        let generation = inputs.generation;
+        if let Some(body) = self.listings.get(&kind, generation) {
+            return Ok(body);
+        }
+        if inputs.entries() <= INLINE_LISTING_ENTRIES {
+            let body = inputs.build(&kind);
+            self.listings.put(kind, generation, body.clone());
+            return Ok(body);
+        }
+        let _permit = self.large_replies.acquire().await?;
+        // Built by another request while this one waited for its permit?
+        if let Some(body) = self.listings.get(&kind, generation) {
+            return Ok(body);
+        }
+        let built = kind.clone();
+        let body = tokio::task::spawn_blocking(move || inputs.build(&built)).await?;
+        self.listings.put(kind, generation, body.clone());
+        Ok(body)
     }
 
     pub(super) async fn member_group(&self, conn: ConnId, req: &RemotingCommand) -> Outcome {

@@ -32,12 +32,14 @@ use crate::acl::{Acl, Caller};
 use crate::config_store::{ConfigError, ConfigHandle};
 use crate::kv::{KvError, KvHandle};
 use crate::origin::Origin;
+use crate::peers::PeerRates;
 use crate::protocol::body::{BodyError, BodyLimits};
 use crate::protocol::command::FLAG_RESPONSE;
 use crate::protocol::header::HeaderError;
 use crate::protocol::reply::template::ReplyTemplate;
 use crate::protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::binding::BoundElsewhere;
+use crate::registry::listings::ListingCache;
 use crate::registry::topic_limit::RegisterRefused;
 use crate::registry::RegistryHandle;
 use crate::settings::{LargeBodyDecode, ResponseSerializeType, Settings, UpdateError};
@@ -127,6 +129,8 @@ pub struct DispatchOptions {
     pub body_decode: LargeBodyDecode,
     /// Largest KV value.
     pub kv_max_value_bytes: usize,
+    /// Costly requests a second per source address (0: no limit).
+    pub costly_per_second: u32,
 }
 
 impl From<&Settings> for DispatchOptions {
@@ -144,6 +148,7 @@ impl From<&Settings> for DispatchOptions {
             },
             body_decode: s.listen.large_body_decode,
             kv_max_value_bytes: s.limits.kv_max_value_bytes,
+            costly_per_second: s.limits.costly_requests_per_second_per_peer,
         }
     }
 }
@@ -171,6 +176,10 @@ pub struct Dispatcher {
     /// One permit per core: KV namespace lists (a copy of the namespace, then its JSON) built at
     /// once, so pipelined lists wait here instead of each holding a copy.
     large_replies: Arc<tokio::sync::Semaphore>,
+    /// Topic listings built, for the tables' current generation (shared by every thread).
+    listings: Arc<ListingCache>,
+    /// Each source address's rate of costly requests.
+    costly: Arc<PeerRates>,
     /// Access control, when on.
     acl: Option<Arc<Acl>>,
     /// The reply to a route query that found its route, but for opaque and body, when replies
@@ -186,8 +195,17 @@ impl Dispatcher {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let large_decodes = Arc::new(tokio::sync::Semaphore::new(cores));
         let large_replies = Arc::new(tokio::sync::Semaphore::new(cores));
-        let dispatcher =
-            Self { actors, options: Arc::new(options), large_decodes, large_replies, acl: None, route_found: None };
+        let per_second = options.costly_per_second;
+        let dispatcher = Self {
+            actors,
+            costly: Arc::new(PeerRates::new(per_second, per_second.saturating_mul(2))),
+            options: Arc::new(options),
+            large_decodes,
+            large_replies,
+            listings: Arc::default(),
+            acl: None,
+            route_found: None,
+        };
         let found = dispatcher.respond(Ok(success().with_body(Bytes::new())), route::ROUTE, 0, SerializeType::Json);
         Self { route_found: ReplyTemplate::json(&found).map(Arc::new), ..dispatcher }
     }
@@ -227,6 +245,13 @@ impl Dispatcher {
         let Some(code) = RequestCode::from_i32(req.code) else {
             return Err(RequestError::NotSupported(req.code));
         };
+        if is_costly(code) {
+            // Its own address's rate: a peer pipelining listings waits on its own connection.
+            let wait = self.costly.take(origin.peer.ip(), std::time::Instant::now());
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+        }
         // The frequent codes are awaited in place; the rest are boxed, so that the future every
         // request allocates stays small (register and config futures are kilobytes).
         match code {
@@ -256,6 +281,21 @@ impl Dispatcher {
             NotifyMinBrokerIdChange => Err(RequestError::NotSupported(req.code)),
         }
     }
+}
+
+/// Whether requests of `code` cost work in proportion to the tables or the KV store (topic
+/// listings, KV namespace lists): each source address may send them only at its own rate.
+fn is_costly(code: RequestCode) -> bool {
+    use RequestCode::*;
+    matches!(
+        code,
+        GetAllTopicListFromNameserver
+            | GetTopicsByCluster
+            | GetUnitTopicList
+            | GetHasUnitSubTopicList
+            | GetHasUnitSubUnunitTopicList
+            | GetKvlistByNamespace
+    )
 }
 
 /// A SUCCESS response with nothing else.

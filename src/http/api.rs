@@ -15,7 +15,8 @@ use crate::origin::ConnId;
 use crate::protocol::json::lenient::parse_lenient;
 use crate::protocol::json::JsonStyle;
 use crate::registry::listings::search;
-use crate::registry::messages::{GetClusterInfo, GetFigures, GetSortedTopics, ListBrokers, RouteBatch};
+use crate::registry::listings::{ListingCache, ListingKind};
+use crate::registry::messages::{GetClusterInfo, GetFigures, GetListingInputs, ListBrokers, RouteBatch};
 use crate::registry::route_answer::{RouteAnswer, RouteQuery};
 
 /// How long an API call waits for the registry.
@@ -25,20 +26,25 @@ const DEADLINE: Duration = Duration::from_secs(2);
 /// clients cannot stack up work for the registry.
 pub const API_CONCURRENCY: usize = 4;
 
-/// The permits of [`API_CONCURRENCY`], shared by every API call.
+/// The permits of [`API_CONCURRENCY`], shared by every API call, and what the calls build once
+/// per change of the tables.
 #[derive(Debug, Clone)]
-pub struct ApiPermits(Arc<tokio::sync::Semaphore>);
+pub struct ApiPermits {
+    permits: Arc<tokio::sync::Semaphore>,
+    /// The sorted topic names the search pages through, built once per change of the tables.
+    listings: Arc<ListingCache>,
+}
 
 impl Default for ApiPermits {
     fn default() -> Self {
-        ApiPermits(Arc::new(tokio::sync::Semaphore::new(API_CONCURRENCY)))
+        ApiPermits { permits: Arc::new(tokio::sync::Semaphore::new(API_CONCURRENCY)), listings: Arc::default() }
     }
 }
 
 impl ApiPermits {
     /// A permit for one call, or `None` when [`API_CONCURRENCY`] calls are under way.
     fn take(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        self.0.clone().try_acquire_owned().ok()
+        self.permits.clone().try_acquire_owned().ok()
     }
 }
 
@@ -141,7 +147,8 @@ struct TopicQuery {
 
 /// `GET /api/v1/topics?q=part&limit=n&after=name`: topic names containing `q`, sorted, one
 /// page at a time; `next` is the `after` of the next page (absent on the last one). The
-/// registry hands over its sorted names (built once per change of its tables); the search and
+/// registry hands over its groups' topic sets; the sorted names are built from them (once per
+/// change of the tables, on actix-web's blocking pool, not the HTTP worker), and the search and
 /// the page are cut here.
 async fn topics(
     state: web::Data<HttpState>,
@@ -152,9 +159,13 @@ async fn topics(
         return busy();
     };
     let limit = query.limit.unwrap_or(200).clamp(1, 1000);
-    let sorted = match ask(&state, GetSortedTopics { conn: ConnId::SERVER }).await {
-        Ok(sorted) => sorted,
+    let inputs = match ask(&state, GetListingInputs { conn: ConnId::SERVER, kind: ListingKind::All }).await {
+        Ok(inputs) => inputs,
         Err(response) => return response,
+    };
+    let cache = permits.listings.clone();
+    let Ok(sorted) = web::block(move || cache.sorted(&inputs)).await else {
+        return HttpResponse::ServiceUnavailable().json(json!({"error": "topic names not built"}));
     };
     let page = search(&sorted, &query.q, query.after.as_deref(), limit + 1);
     let next = (page.len() > limit).then(|| page[limit - 1].clone());

@@ -1,10 +1,12 @@
-//! What one actor's mailbox measures: messages queued and not yet handled, and how long each
-//! took to handle. Counting rides on the message itself ([`Ticket`]), so a message that is never
+//! What one actor's mailbox measures: messages queued and not yet handled, how long each took
+//! to handle, and when the last one was handled (its progress, which a liveness probe reads
+//! without queuing behind the messages). Counting rides on the message itself ([`Ticket`]), so a message that is never
 //! handled (a failed send, an actor that stopped) is never left counted.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::metrics::histogram::SecondsHistogram;
 use crate::metrics::Metrics;
@@ -19,6 +21,10 @@ pub struct Meter {
     /// Handling-time histograms by message type, found once per type. Only the actor's own
     /// thread records, so the lock is never contended.
     timings: Mutex<HashMap<&'static str, SecondsHistogram>>,
+    /// When the meter was made: progress is counted from it.
+    born: Instant,
+    /// Milliseconds after `born` when the last message was handled.
+    progress_ms: AtomicU64,
 }
 
 impl Meter {
@@ -26,7 +32,8 @@ impl Meter {
     pub fn new(actor: &'static str, metrics: Arc<Metrics>) -> Arc<Self> {
         let queued = Arc::new(AtomicUsize::new(0));
         metrics.watch_mailbox(actor, queued.clone());
-        Arc::new(Meter { actor, queued, metrics, timings: Mutex::new(HashMap::new()) })
+        let timings = Mutex::new(HashMap::new());
+        Arc::new(Meter { actor, queued, metrics, timings, born: Instant::now(), progress_ms: AtomicU64::new(0) })
     }
 
     /// The actor's name in logs and metrics.
@@ -43,6 +50,16 @@ impl Meter {
     pub fn ticket(self: &Arc<Self>) -> Ticket {
         self.queued.fetch_add(1, Ordering::Relaxed);
         Ticket { meter: self.clone(), counted: true }
+    }
+
+    /// Notes that a message was just handled.
+    pub fn progressed(&self) {
+        self.progress_ms.store(self.born.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// How long ago the last message was handled (since the meter was made, if none was).
+    pub fn since_progress(&self) -> Duration {
+        self.born.elapsed().saturating_sub(Duration::from_millis(self.progress_ms.load(Ordering::Relaxed)))
     }
 
     /// Records that handling one `message` took `nanos`.

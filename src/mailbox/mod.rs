@@ -113,6 +113,12 @@ impl<A: Actor> Mailbox<A> {
         self.meter.depth()
     }
 
+    /// How long ago the actor last handled a message: a busy actor makes progress even when a
+    /// probe sent now would wait behind its queue.
+    pub fn since_progress(&self) -> std::time::Duration {
+        self.meter.since_progress()
+    }
+
     /// Whether the actor still runs.
     pub fn connected(&self) -> bool {
         self.addr.connected()
@@ -162,5 +168,6 @@ pub fn handle_logged<A, M: Apply<A>>(actor: &mut A, queued: Queued<M>) -> M::Out
         }
     }
     ticket.meter().observe(M::NAME, nanos);
+    ticket.meter().progressed();
     out
 }

@@ -7,11 +7,11 @@ use super::tables::RouteTables;
 use crate::model::{QueueData, PERM_READ, PERM_WRITE};
 
 /// Unit-topic flag bits of `topicSysFlag`.
-const FLAG_UNIT: i32 = 1;
-const FLAG_UNIT_SUB: i32 = 2;
+pub(super) const FLAG_UNIT: i32 = 1;
+pub(super) const FLAG_UNIT_SUB: i32 = 2;
 
 /// Which unit-topic list to build (codes 311, 312, 313).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UnitFilter {
     /// GET_UNIT_TOPIC_LIST: UNIT set.
     Unit,
@@ -60,14 +60,17 @@ impl RouteTables {
         known
     }
 
-    /// Every topic, sorted.
+    /// Every topic, sorted (a scan of the tables: the listings' twin, for tests).
+    #[cfg(test)]
     pub fn all_topics(&self) -> Vec<String> {
         let mut topics: Vec<String> = self.topic_names().map(str::to_owned).collect();
         topics.sort();
         topics
     }
 
-    /// Topics with queues on any broker of `cluster`, sorted; empty for an unknown cluster.
+    /// Topics with queues on any broker of `cluster`, sorted; empty for an unknown cluster (a
+    /// scan of the tables: the listings' twin, for tests).
+    #[cfg(test)]
     pub fn topics_by_cluster(&self, cluster: &str) -> Vec<String> {
         let Some(names) = self.cluster(cluster) else {
             return Vec::new();
@@ -94,7 +97,9 @@ impl RouteTables {
         (topics, addr)
     }
 
-    /// Unit-topic lists, judged by each topic's first queue data (lowest broker name).
+    /// Unit-topic lists, judged by each topic's first queue data (lowest broker name) (a scan
+    /// of the tables: the listings' twin, for tests).
+    #[cfg(test)]
     pub fn unit_topics(&self, filter: UnitFilter) -> Vec<String> {
         let mut topics: Vec<String> = self
             .topics()

@@ -135,17 +135,9 @@ impl Apply<RouteRegistry> for RegisterTopic {
     }
 }
 
-impl Apply<RouteRegistry> for GetAllTopics {
+impl Apply<RouteRegistry> for GetListingInputs {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        gate(registry.tables.options().routing.enable_all_topic_list)?;
-        Ok(registry.tables.all_topics_body())
-    }
-}
-
-impl Apply<RouteRegistry> for GetTopicsByCluster {
-    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        gate(registry.tables.options().routing.enable_topic_list)?;
-        Ok(self.cluster.map(|cluster| registry.listings.by_cluster(&registry.tables, &cluster)))
+        registry.tables.listing_inputs(&self.kind)
     }
 }
 
@@ -153,13 +145,6 @@ impl Apply<RouteRegistry> for GetSystemTopics {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let (topics, addr) = registry.tables.system_topics();
         encode_topic_list(topics.iter().map(String::as_str), addr.as_deref()).into()
-    }
-}
-
-impl Apply<RouteRegistry> for GetUnitTopics {
-    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        gate(registry.tables.options().routing.enable_topic_list)?;
-        Ok(registry.listings.unit(&registry.tables, self.filter))
     }
 }
 
@@ -180,15 +165,6 @@ impl Apply<RouteRegistry> for ApplyOptions {
     fn apply(self, registry: &mut RouteRegistry) {
         info!(options = ?self.options, "runtime options applied");
         registry.tables.set_options(self.options);
-    }
-}
-
-/// `Err(Disabled)` when a list's switch is off.
-fn gate(enabled: bool) -> Result<(), Disabled> {
-    if enabled {
-        Ok(())
-    } else {
-        Err(Disabled)
     }
 }
 
@@ -228,12 +204,6 @@ impl Apply<RouteRegistry> for ListBrokers {
         brokers
             .sort_by(|a, b| (&a.cluster, &a.broker_name, a.broker_id).cmp(&(&b.cluster, &b.broker_name, b.broker_id)));
         brokers
-    }
-}
-
-impl Apply<RouteRegistry> for GetSortedTopics {
-    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        registry.listings.sorted_topics(&registry.tables)
     }
 }
 

@@ -4,9 +4,8 @@
 
 use bytes::Bytes;
 
-use super::admin::UnitFilter;
 use super::binding::BoundElsewhere;
-use super::listings::SortedTopics;
+use super::listings::{ListingInputs, ListingKind};
 use super::liveness::{BrokerRef, DataVersionAnswer};
 use super::options::RegistryOptions;
 use super::register::{Registered, Registration};
@@ -134,25 +133,15 @@ pub struct RegisterTopic {
 }
 request!(RegisterTopic, Result<usize, RegisterRefused>);
 
-/// A topic list switched off by `enable_all_topic_list` / `enable_topic_list`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Disabled;
-
-/// GET_ALL_TOPIC_LIST_FROM_NAMESERVER.
+/// The inputs of a topic listing (built off the registry thread, see `listings`), with whether
+/// its switch (`enable_all_topic_list` for every topic, `enable_topic_list` for the others) is
+/// on.
 #[derive(Debug)]
-pub struct GetAllTopics {
+pub struct GetListingInputs {
     pub conn: ConnId,
+    pub kind: ListingKind,
 }
-request!(GetAllTopics, Result<Bytes, Disabled>, query);
-
-/// GET_TOPICS_BY_CLUSTER. The switch is checked before the header, as in Java, so a missing
-/// `cluster` answers `Ok(None)` only when the list is enabled.
-#[derive(Debug)]
-pub struct GetTopicsByCluster {
-    pub conn: ConnId,
-    pub cluster: Option<String>,
-}
-request!(GetTopicsByCluster, Result<Option<Bytes>, Disabled>, query);
+request!(GetListingInputs, ListingInputs, query);
 
 /// GET_SYSTEM_TOPIC_LIST_FROM_NS (not gated).
 #[derive(Debug)]
@@ -160,14 +149,6 @@ pub struct GetSystemTopics {
     pub conn: ConnId,
 }
 request!(GetSystemTopics, Bytes, query);
-
-/// The unit-topic lists.
-#[derive(Debug)]
-pub struct GetUnitTopics {
-    pub conn: ConnId,
-    pub filter: UnitFilter,
-}
-request!(GetUnitTopics, Result<Bytes, Disabled>, query);
 
 /// GET_BROKER_MEMBER_GROUP; answers the encoded body (the cluster is echoed, not checked).
 #[derive(Debug)]
@@ -228,14 +209,6 @@ pub struct ListBrokers {
     pub conn: ConnId,
 }
 request!(ListBrokers, Vec<BrokerStatus>, query);
-
-/// Every topic name, sorted, as one shared snapshot (built at most once per change of the
-/// tables); the asker searches and pages it on its own thread.
-#[derive(Debug)]
-pub struct GetSortedTopics {
-    pub conn: ConnId,
-}
-request!(GetSortedTopics, SortedTopics, query);
 
 /// The readiness gate (`need_wait_for_service`): answers how long route queries still wait,
 /// `None` once they are served.

@@ -23,6 +23,7 @@ pub mod stall;
 pub mod tables;
 #[cfg(test)]
 mod tests;
+mod timers;
 pub mod topic_limit;
 pub mod view;
 
@@ -44,6 +45,7 @@ use readiness::Readiness;
 use snapshot_pace::{wall_ms, SnapshotPace};
 use stall::TickWatch;
 use tables::RouteTables;
+use timers::Timers;
 
 /// Mailbox capacity: senders wait (back-pressure) only past this many queued messages.
 const MAILBOX_CAPACITY: usize = 65_536;
@@ -69,10 +71,10 @@ pub struct RouteRegistry {
     ticks: TickWatch,
     /// When a route snapshot is due, and where it goes.
     snapshots: SnapshotPace,
-    /// Topic listings, built at most once per change of the tables.
-    listings: listings::Listings,
     /// Whether route queries are served yet: decided at start, opened for good.
     readiness: Readiness,
+    /// When the expiry scan and the snapshot check are next due.
+    timers: Timers,
 }
 
 /// The registry's address, counting queued messages.
@@ -106,6 +108,7 @@ impl RouteRegistry {
         let started = tokio::time::Instant::now();
         RouteRegistry {
             readiness: Readiness::at_start(&options.routing, started),
+            timers: Timers::new(started, scan_interval, snapshot_pace::CHECK_EVERY),
             tables: RouteTables::new(options),
             started,
             scan_interval,
@@ -115,13 +118,24 @@ impl RouteRegistry {
             heal_from: 0,
             ticks: TickWatch::new(scan_interval.as_millis() as u64),
             snapshots: SnapshotPace::default(),
-            listings: listings::Listings::default(),
         }
     }
 
     /// Whether route queries still wait for the readiness gate (`need_wait_for_service`).
     fn waiting_for_service(&mut self) -> bool {
         self.readiness.left(tokio::time::Instant::now()).is_some()
+    }
+
+    /// Runs the timed work that is due: checked before every message and by a fine interval
+    /// while the mailbox is idle, so it never waits for the mailbox to empty.
+    fn run_due(&mut self) {
+        let due = self.timers.due(tokio::time::Instant::now());
+        if due.scan {
+            self.scan();
+        }
+        if due.snapshot {
+            self.offer_snapshot();
+        }
     }
 
     fn now_ms(&self) -> u64 {
@@ -223,8 +237,7 @@ impl Actor for RouteRegistry {
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
         self.ticks.start(self.now_ms(), wall_ms());
-        ctx.run_interval(self.scan_interval, |registry, _| registry.scan());
-        ctx.run_interval(snapshot_pace::CHECK_EVERY, |registry, _| registry.offer_snapshot());
+        ctx.run_interval(self.timers.check_every(), |registry, _| registry.run_due());
     }
 }
 
@@ -232,6 +245,7 @@ impl<M: Apply<RouteRegistry>> Handler<Queued<M>> for RouteRegistry {
     type Result = MessageResult<Queued<M>>;
 
     fn handle(&mut self, queued: Queued<M>, _: &mut Context<Self>) -> Self::Result {
+        self.run_due();
         let out = handle_logged(self, queued);
         self.send_notifications();
         MessageResult(out)

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use super::tables::RouteTables;
 use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
 use crate::protocol::json::JsonStyle;
-use crate::protocol::reply::body::{encode_cluster_info, encode_topic_list, encode_topic_route, TopicRoute};
+use crate::protocol::reply::body::{encode_cluster_info, encode_topic_route, TopicRoute};
 
 /// Topics exempt from the acting-master rewrite (the brokers' own member-sync topics).
 const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
@@ -37,17 +37,6 @@ impl RouteTables {
         }
         let body = Bytes::from(self.build_cluster_info());
         self.cache_cluster_info(body.clone());
-        body
-    }
-
-    /// The encoded list of every topic, sorted (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), cached
-    /// until a topic appears or goes.
-    pub(in crate::registry) fn all_topics_body(&mut self) -> Bytes {
-        if let Some(body) = self.cached_all_topics() {
-            return body;
-        }
-        let body = Bytes::from(encode_topic_list(self.all_topics().iter().map(String::as_str), None));
-        self.cache_all_topics(body.clone());
         body
     }
 

@@ -180,6 +180,9 @@ pub struct LimitSettings {
     /// Largest ORDER_TOPIC_CONFIG table (keys, values and their JSON), which every
     /// REGISTER_BROKER reply carries.
     pub kv_max_order_topic_config_bytes: usize,
+    /// Costly requests (topic listings, KV namespace lists) one source address may send a
+    /// second, twice that at once; more wait on their own connection. 0: no limit.
+    pub costly_requests_per_second_per_peer: u32,
 }
 
 impl Default for LimitSettings {
@@ -200,6 +203,7 @@ impl Default for LimitSettings {
             kv_max_value_bytes: 1024 * 1024,
             kv_max_store_bytes: 64 * 1024 * 1024,
             kv_max_order_topic_config_bytes: 1024 * 1024,
+            costly_requests_per_second_per_peer: 10,
         }
     }
 }

@@ -35,11 +35,14 @@ pub struct ConnectOptions {
     pub credentials: Option<SessionCredentials>,
     /// TLS with this configuration, when given; plain TCP otherwise.
     pub tls: Option<Arc<ClientConfig>>,
+    /// The local address to connect from, when given (a test playing several hosts on
+    /// loopback: 127.0.0.2 is another peer than 127.0.0.1).
+    pub source: Option<std::net::IpAddr>,
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { timeout: Duration::from_secs(3), credentials: None, tls: None }
+        ConnectOptions { timeout: Duration::from_secs(3), credentials: None, tls: None, source: None }
     }
 }
 
@@ -90,11 +93,24 @@ pub(crate) async fn within<T>(
     timeout(wait, work).await.unwrap_or(Err(ClientError::Timeout(wait.as_millis())))
 }
 
+/// A TCP connection to `addr`, from `source` when given.
+async fn tcp_connect(addr: &str, source: Option<std::net::IpAddr>) -> io::Result<TcpStream> {
+    let Some(source) = source else {
+        return TcpStream::connect(addr).await;
+    };
+    let target = tokio::net::lookup_host(addr).await?.find(|a| a.is_ipv4() == source.is_ipv4());
+    let target =
+        target.ok_or_else(|| io::Error::new(io::ErrorKind::AddrNotAvailable, "no address of the source's family"))?;
+    let socket = if source.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.bind(SocketAddr::new(source, 0))?;
+    socket.connect(target).await
+}
+
 impl Conn {
     /// Connects to `addr` (`host:port`) as `options` say.
     pub async fn connect(addr: &str, options: &ConnectOptions) -> Result<Conn, ClientError> {
         let wait = options.timeout;
-        let tcp = within(wait, async { TcpStream::connect(addr).await.map_err(ClientError::Connect) }).await?;
+        let tcp = within(wait, async { tcp_connect(addr, options.source).await.map_err(ClientError::Connect) }).await?;
         tcp.set_nodelay(true).map_err(ClientError::Connect)?;
         let local_addr = tcp.local_addr().map_err(ClientError::Connect)?;
         let (stream, server_certificates): (Stream, _) = match &options.tls {

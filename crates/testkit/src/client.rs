@@ -35,6 +35,13 @@ impl Client {
         Self::connect_with(addr, &ConnectOptions { timeout, ..ConnectOptions::default() }).expect("connect")
     }
 
+    /// Connects over plain TCP from `source` (another loopback address plays another host).
+    pub fn connect_from(source: &str, addr: SocketAddr) -> Self {
+        let source = Some(source.parse().expect("a source address"));
+        Self::connect_with(addr, &ConnectOptions { timeout: WAIT, source, ..ConnectOptions::default() })
+            .expect("connect")
+    }
+
     /// Connects as `options` say (TLS, credentials, another timeout).
     pub fn connect_with(addr: SocketAddr, options: &ConnectOptions) -> Result<Self, ClientError> {
         Ok(Client { conn: BlockingConn::connect(&addr.to_string(), options)?, next_opaque: 1 })

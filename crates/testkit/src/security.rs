@@ -128,6 +128,6 @@ pub fn client_config(ca: CertificateDer<'static>, identity: Option<(String, Stri
 /// A client over TLS trusting `config`'s CA (server name 127.0.0.1): the test client on a
 /// TLS connection; `Err` when the TCP connect or the handshake fails.
 pub fn tls_client(addr: SocketAddr, config: Arc<ClientConfig>) -> Result<Client, ClientError> {
-    let options = ConnectOptions { timeout: Duration::from_secs(5), credentials: None, tls: Some(config) };
+    let options = ConnectOptions { timeout: Duration::from_secs(5), tls: Some(config), ..ConnectOptions::default() };
     Client::connect_with(addr, &options)
 }

@@ -15,14 +15,15 @@ impl RouteTables {
             }
         }
         let stored: HashMap<&str, HashSet<&str>> =
-            self.broker_topics.iter().map(|(b, topics)| (&**b, topics.iter().map(|t| &**t).collect())).collect();
+            self.broker_topics.iter().map(|(b, topics)| (&**b, topics.keys().map(|t| &**t).collect())).collect();
         assert_eq!(stored, index, "broker→topics index");
         for (broker, topics) in &self.broker_topics {
-            for topic in topics {
+            for (topic, flag) in topics.iter() {
                 let (key, queues) = self.topic_queues.get_key_value(topic).expect("indexed topic exists");
                 assert!(std::sync::Arc::ptr_eq(key, topic), "topic {topic}: one name shared by the index");
-                let (name, _) = queues.entries().find(|(n, _)| **n == **broker).expect("indexed broker has queues");
+                let (name, queue) = queues.entries().find(|(n, _)| **n == **broker).expect("indexed broker has queues");
                 assert!(std::sync::Arc::ptr_eq(name, broker), "broker {broker}: one name shared by its topics");
+                assert_eq!(*flag, queue.topic_sys_flag, "topic {topic} of {broker}: the indexed sys flag");
             }
         }
         assert!(self.clusters.values().all(|names| !names.is_empty()), "empty cluster kept");

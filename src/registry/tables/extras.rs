@@ -74,16 +74,6 @@ impl RouteTables {
         self.cluster_info.clone()
     }
 
-    /// The cached list of every topic.
-    pub fn cached_all_topics(&self) -> Option<Bytes> {
-        self.all_topics.clone()
-    }
-
-    /// Caches a list of every topic built from the current tables.
-    pub(in crate::registry) fn cache_all_topics(&mut self, body: Bytes) {
-        self.all_topics = Some(body);
-    }
-
     /// Caches a ClusterInfo body built from the current tables.
     pub(in crate::registry) fn cache_cluster_info(&mut self, body: Bytes) {
         self.cluster_info = Some(body);

@@ -158,7 +158,7 @@ impl RouteTables {
     fn touch_broker(&mut self, broker: &str) {
         self.changes += 1;
         if let Some(topics) = self.broker_topics.get(broker) {
-            for topic in topics {
+            for topic in topics.keys() {
                 self.routes.forget(topic);
             }
         }

@@ -29,6 +29,12 @@ mod queues;
 /// (hashbrown's default hasher), several times faster than SipHash on short names.
 type NameMap<K, V> = hashbrown::HashMap<K, V>;
 
+/// One broker group's topics (the shared names its queue data is held under), each with the
+/// `topicSysFlag` of that queue data. Held through an `Arc` and changed copy-on-write, so a
+/// topic listing can take every group's set in O(groups) and build off the registry thread;
+/// a set is copied only when it changes while a listing still holds it.
+pub type GroupTopics = NameMap<Arc<str>, i32>;
+
 /// All route state of the NameServer, owned by the registry actor.
 #[derive(Debug, Default)]
 pub struct RouteTables {
@@ -47,9 +53,10 @@ pub struct RouteTables {
     filter_servers: HashMap<(String, String), Vec<String>>,
     /// topic → hosting broker name → static-topic mapping; never pruned, as in Java.
     queue_mappings: HashMap<String, BTreeMap<String, TopicQueueMappingInfo>>,
-    /// broker name → topics holding its queue data (index for invalidation and clean-up); its
-    /// keys are the shared names the topics' queue data point to.
-    broker_topics: NameMap<BrokerName, hashbrown::HashSet<Arc<str>>>,
+    /// broker name → topics holding its queue data, with their sys flags (index for
+    /// invalidation, clean-up and listings); its keys are the shared names the topics' queue
+    /// data point to.
+    broker_topics: NameMap<BrokerName, Arc<GroupTopics>>,
     /// broker names that lost queue data since their last full registration.
     pruned: HashSet<String>,
     /// broker name → fingerprint of the registration its queue data was last fully applied
@@ -59,8 +66,6 @@ pub struct RouteTables {
     routes: RouteCache,
     /// The encoded ClusterInfo, until a group or cluster changes.
     cluster_info: Option<Bytes>,
-    /// The encoded list of every topic, until a topic appears or goes.
-    all_topics: Option<Bytes>,
     /// ORDER_TOPIC_CONFIG from the KV store: topic → `"brokerName:queueNum;..."`.
     order_topics: BTreeMap<String, String>,
     /// The same namespace as the KVTable body returned to registering brokers; `None` when
@@ -189,19 +194,29 @@ impl RouteTables {
     /// The topics that hold queue data of `broker`, sorted.
     pub fn topics_of(&self, broker: &str) -> Vec<Arc<str>> {
         let mut topics: Vec<Arc<str>> =
-            self.broker_topics.get(broker).map(|t| t.iter().cloned().collect()).unwrap_or_default();
+            self.broker_topics.get(broker).map(|t| t.keys().cloned().collect()).unwrap_or_default();
         topics.sort();
         topics
     }
 
     /// The topics holding queue data of `broker`, as the tables' shared names, in no order.
     pub fn topic_arcs_of<'a>(&'a self, broker: &str) -> impl Iterator<Item = &'a Arc<str>> + 'a {
-        self.broker_topics.get(broker).into_iter().flatten()
+        self.broker_topics.get(broker).into_iter().flat_map(|t| t.keys())
+    }
+
+    /// The topic set of group `broker`, shared.
+    pub fn group_topics(&self, broker: &str) -> Option<&Arc<GroupTopics>> {
+        self.broker_topics.get(broker)
+    }
+
+    /// Every group's topic set, shared, by group name, in no order.
+    pub fn all_group_topics(&self) -> impl Iterator<Item = (&str, &Arc<GroupTopics>)> {
+        self.broker_topics.iter().map(|(name, topics)| (&**name, topics))
     }
 
     /// How many topics hold queue data of `broker`.
     pub fn topic_count_of(&self, broker: &str) -> usize {
-        self.broker_topics.get(broker).map_or(0, hashbrown::HashSet::len)
+        self.broker_topics.get(broker).map_or(0, |topics| topics.len())
     }
 
     /// Bytes of encoded routes cached.
@@ -246,6 +261,12 @@ impl RouteTables {
                 if *present == queue {
                     return false;
                 }
+                if present.topic_sys_flag != queue.topic_sys_flag {
+                    let flag = self.broker_topics.get_mut(broker).and_then(|t| Arc::make_mut(t).get_mut(topic));
+                    if let Some(flag) = flag {
+                        *flag = queue.topic_sys_flag;
+                    }
+                }
                 *present = queue;
                 self.changes += 1;
                 self.routes.forget(topic);
@@ -262,12 +283,9 @@ impl RouteTables {
         };
         let topic = match self.topic_queues.get_key_value(topic) {
             Some((name, _)) => name.clone(),
-            None => {
-                self.all_topics = None;
-                Arc::from(topic)
-            }
+            None => Arc::from(topic),
         };
-        topics.insert(topic.clone());
+        Arc::make_mut(topics).insert(topic.clone(), queue.topic_sys_flag);
         self.changes += 1;
         self.routes.forget(&topic);
         self.applied.remove(&broker);
@@ -292,10 +310,9 @@ impl RouteTables {
         }
         if queues.is_empty() {
             self.topic_queues.remove(topic);
-            self.all_topics = None;
         }
         if let Some(topics) = self.broker_topics.get_mut(broker) {
-            topics.remove(topic);
+            Arc::make_mut(topics).remove(topic);
             if topics.is_empty() {
                 self.broker_topics.remove(broker);
             }

@@ -163,7 +163,8 @@ fn check(t: &mut RouteTables) -> Result<(), TestCaseError> {
     }
     prop_assert_eq!(t.cluster_info_body().to_vec(), t.build_cluster_info());
     let all = crate::protocol::reply::body::encode_topic_list(t.all_topics().iter().map(String::as_str), None);
-    prop_assert_eq!(t.all_topics_body().to_vec(), all);
+    let kind = crate::registry::listings::ListingKind::All;
+    prop_assert_eq!(t.listing_inputs(&kind).build(&kind).to_vec(), all);
     t.assert_consistent();
     for group in t.groups() {
         for addr in group.broker_addrs.values() {

@@ -137,7 +137,7 @@ impl Fleet {
         if let Some(bad) = addrs.iter().find(|a| !a.contains(':')) {
             return Err(CmdError::Usage(format!("bad NameServer address {bad:?}: expected host:port")));
         }
-        Ok(Fleet { addrs, timeout, options: ConnectOptions { timeout, credentials, tls: None } })
+        Ok(Fleet { addrs, timeout, options: ConnectOptions { timeout, credentials, tls: None, source: None } })
     }
 
     /// The same NameServers over TLS with `tls`, when given.
