@@ -15,8 +15,7 @@
 //!   route query sees (`view`, `cache`), and when a route snapshot is due (`snapshot_pace`).
 //! - [`warm`]: warm restart: the route snapshot file read back at start and written by a
 //!   thread of its own while serving, outside the registry.
-//! - [`dispatch`]: request → registry message → response, with every error mapped to a code,
-//!   and the limits on what a peer may store (`limits`).
+//! - [`dispatch`]: request → registry message → response, with every error mapped to a code.
 //! - [`connection`]: the per-socket actor (`frames`: admission of frames, `flow`: back-pressure,
 //!   `writer`: its writing half); [`io_pool`]: the threads connections run on; [`server`]:
 //!   start-up and shutdown (`compose`: the actors and the listener built from the settings,
@@ -28,7 +27,9 @@
 //!   state directory; [`notifier`]: outbound NOTIFY_MIN_BROKER_ID_CHANGE.
 //! - [`mailbox`]: typed, counted, logged actor requests shared by every actor (`meter`: the
 //!   depth and handling times each message is counted in until handled or dropped);
-//!   [`origin`]: where a request came from (`ConnId`, `Origin`).
+//!   [`origin`]: where a request came from (`ConnId`, `Origin`); [`peers`]: what one source
+//!   address may ask of the shared capacity; [`limits`]: what a peer may make the server store
+//!   (names, topics, KV values), checked on the wire and on what is read back from disk.
 //! - [`settings`]: layered configuration (TOML or Java properties, environment, flags), parsed
 //!   once into types and grouped by domain (`groups`: listen, routing, state, limits, observe,
 //!   acl, tls; every key keeps its flat name); [`preflight`]: what `--check-config` checks beyond the settings.
@@ -36,7 +37,8 @@
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
 //! `acl`, `tls` → `kv`, `config_store`, `warm` → `registry` → `notifier` → `mailbox`, `listen`,
-//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock`, `origin` →
+//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock`, `origin`, `peers`,
+//! `limits` →
 //! `settings`; beneath them all the `namesrv-protocol` crate (`protocol` → `model`), which
 //! depends on nothing of the server.
 //! Beside the server, the workspace holds `namesrv-client` (`crates/client`: the one remoting
@@ -55,6 +57,7 @@ pub mod filewatch;
 pub mod http;
 pub mod io_pool;
 pub mod kv;
+pub mod limits;
 pub mod listen;
 pub mod mailbox;
 pub mod metrics;

@@ -3,9 +3,9 @@
 
 use tracing::{info, warn};
 
-use super::limits::{check_name, check_topic, valid_topic};
 use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
 use crate::acl::Caller;
+use crate::limits::{check_name, check_topic, valid_topic};
 use crate::model::DataVersion;
 use crate::origin::Origin;
 use crate::protocol::body::register::{decode_register_body, looks_like_json};

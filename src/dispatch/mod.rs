@@ -14,7 +14,6 @@ mod admin;
 pub mod batch;
 mod broker;
 mod client;
-pub mod limits;
 pub mod route;
 mod store;
 
@@ -73,7 +72,7 @@ pub enum RequestError {
     NamespaceOrKeyNull,
     /// A name, topic or value over its limit.
     #[error(transparent)]
-    Limit(#[from] limits::LimitError),
+    Limit(#[from] crate::limits::LimitError),
     /// The KV store refused a change or could not make it durable.
     #[error(transparent)]
     Kv(#[from] KvError),

@@ -3,10 +3,10 @@
 
 use tracing::info;
 
-use super::limits::{check_name, LimitError};
 use super::{success, Dispatcher, Outcome, RequestError};
 use crate::config_store::{GetConfig, UpdateConfig};
 use crate::kv::{DeleteKv, GetKv, GetKvList, PutKv};
+use crate::limits::{check_name, LimitError};
 use crate::origin::{ConnId, Origin};
 use crate::protocol::header::Fields;
 use crate::protocol::reply::body::encode_kv_table;

@@ -131,6 +131,7 @@ pub struct Metrics {
     provisional_brokers: Gauge,
     clusters: Gauge,
     topics: Gauge,
+    queue_entries: Gauge,
     registrations: Family<ResultLabel, Counter>,
     removals: Family<ReasonLabel, Counter>,
     mailbox_depth: Family<ActorLabel, Gauge>,
@@ -162,6 +163,8 @@ pub struct RegistryFigures {
     pub clusters: usize,
     /// Topics with queue data.
     pub topics: usize,
+    /// Queue entries: (topic, broker group) pairs with queue data.
+    pub queue_entries: usize,
     /// Bytes of encoded routes cached.
     pub route_cache_bytes: usize,
     /// Brokers loaded from a route snapshot that have not registered since.
@@ -209,6 +212,7 @@ impl Metrics {
             brokers: Gauge::default(),
             provisional_brokers: Gauge::default(),
             clusters: Gauge::default(),
+            queue_entries: Gauge::default(),
             topics: Gauge::default(),
             registrations: Family::default(),
             removals: Family::default(),
@@ -246,6 +250,11 @@ impl Metrics {
         ns.register("provisional_brokers", "Brokers loaded from a route snapshot, not registered since", provisional);
         ns.register("clusters", "Clusters", self.clusters.clone());
         ns.register("topics", "Topics with queue data", self.topics.clone());
+        ns.register(
+            "route_queue_entries",
+            "Queue entries: a topic's queue data on one broker group",
+            self.queue_entries.clone(),
+        );
         ns.register("broker_registrations", "REGISTER_BROKER requests, by result", self.registrations.clone());
         ns.register("broker_removals", "Brokers removed, by reason", self.removals.clone());
         ns.register("mailbox_depth", "Messages queued to an actor and not yet handled", self.mailbox_depth.clone());
@@ -343,6 +352,7 @@ impl Metrics {
         self.provisional_brokers.set(f.provisional as i64);
         self.clusters.set(f.clusters as i64);
         self.topics.set(f.topics as i64);
+        self.queue_entries.set(f.queue_entries as i64);
         self.route_cache_bytes.set(f.route_cache_bytes as i64);
     }
 

@@ -1,6 +1,6 @@
 //! One thin `Apply` per registry message: a call into the tables, plus lifecycle logs.
 
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use super::messages::*;
 use super::register::Registered;
@@ -130,7 +130,7 @@ impl Apply<RouteRegistry> for DeleteTopic {
 
 impl Apply<RouteRegistry> for RegisterTopic {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        registry.tables.check_new_topic(&self.topic)?;
+        registry.tables.check_new_topic(&self.topic, self.queues.iter().map(|(broker, _)| broker.as_str()))?;
         Ok(registry.tables.register_topic(&self.topic, &self.queues))
     }
 }
@@ -176,6 +176,7 @@ impl Apply<RouteRegistry> for GetFigures {
             brokers: live,
             clusters: tables.clusters().count(),
             topics,
+            queue_entries: tables.queue_entries(),
             route_cache_bytes: tables.route_cache_bytes(),
             provisional: tables.provisional_count(),
         }
@@ -210,7 +211,12 @@ impl Apply<RouteRegistry> for ListBrokers {
 impl Apply<RouteRegistry> for LoadSnapshot {
     fn apply(self, registry: &mut RouteRegistry) -> usize {
         let now = registry.now_ms();
-        let loaded = self.snapshot.map_or(0, |s| registry.tables.load_snapshot(&s, now));
+        let report = self.snapshot.map(|s| registry.tables.load_snapshot(&s, now)).unwrap_or_default();
+        for skipped in &report.skipped {
+            let (broker, addr) = (&skipped.broker, &skipped.addr);
+            warn!(%broker, %addr, "route snapshot member not loaded: {}", skipped.why);
+        }
+        let loaded = report.provisional;
         if loaded > 0 {
             // Routes are served at once: the wait for brokers to register is what the snapshot saves.
             registry.readiness.open();

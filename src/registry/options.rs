@@ -12,6 +12,11 @@ pub struct RegistryOptions {
     pub routing: RoutingSettings,
     /// Most distinct topics in the tables, all brokers together (`limits.max_topics_total`).
     pub max_topics_total: usize,
+    /// Most queue entries in the tables, all brokers together (`limits.max_queue_entries_total`).
+    pub max_queue_entries_total: usize,
+    /// Most topics one registration may carry (`limits.max_topics_per_broker`; checked again
+    /// on what a route snapshot holds).
+    pub max_topics_per_broker: usize,
 }
 
 impl RegistryOptions {
@@ -52,7 +57,12 @@ impl Default for RegistryOptions {
 
 impl From<&Settings> for RegistryOptions {
     fn from(s: &Settings) -> Self {
-        Self { routing: s.routing.clone(), max_topics_total: s.limits.max_topics_total }
+        Self {
+            routing: s.routing.clone(),
+            max_topics_total: s.limits.max_topics_total,
+            max_queue_entries_total: s.limits.max_queue_entries_total,
+            max_topics_per_broker: s.limits.max_topics_per_broker,
+        }
     }
 }
 

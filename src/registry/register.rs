@@ -153,7 +153,7 @@ impl RouteTables {
             broker_id: reg.broker_id,
             version: reg.version,
             last_update_ms: now_ms,
-            timeout_ms: reg.timeout_ms.unwrap_or(self.options().routing.broker_timeout_ms),
+            timeout_ms: self.timeout_of(&reg),
             data_version: reg.body.data_version,
             conn: reg.conn,
             ha_server_addr: reg.ha_server_addr.clone(),
@@ -314,5 +314,19 @@ impl RouteTables {
                 self.put_mapping(topic, info.clone());
             }
         }
+    }
+}
+
+/// The shortest `heartbeatTimeoutMillis` a broker may ask for.
+pub const MIN_HEARTBEAT_TIMEOUT_MS: u64 = 1_000;
+
+impl RouteTables {
+    /// The timeout a registration's broker gets: its own `heartbeatTimeoutMillis` clamped into
+    /// [`MIN_HEARTBEAT_TIMEOUT_MS`]..=`max_heartbeat_timeout_ms` (a broker asking for i64::MAX
+    /// must not stay routed for ever), or the configured default.
+    fn timeout_of(&self, reg: &Registration) -> u64 {
+        let routing = &self.options().routing;
+        let max = routing.max_heartbeat_timeout_ms.max(MIN_HEARTBEAT_TIMEOUT_MS);
+        reg.timeout_ms.map_or(routing.broker_timeout_ms, |asked| asked.clamp(MIN_HEARTBEAT_TIMEOUT_MS, max))
     }
 }

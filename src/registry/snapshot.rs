@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::register::{FingerprintedBody, Registration};
 use super::tables::RouteTables;
+use super::topic_limit::RegisterRefused;
+use crate::limits::{check_name, check_topic, LimitError};
 use crate::model::{DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo, TopicTable};
 use crate::origin::ConnId;
 use crate::protocol::body::RegisterBody;
@@ -81,6 +83,44 @@ pub struct MemberSnapshot {
     /// loaded again, it has only the rest of its timeout, so restarts never keep it forever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisional_silent_ms: Option<u64>,
+    /// The access key its registration was signed with (access control on): loaded, the broker
+    /// stays bound to it, so no other account takes its name or address over a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_key: Option<String>,
+}
+
+/// What loading a snapshot did.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Brokers now provisional.
+    pub provisional: usize,
+    /// Members not loaded, each with why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A snapshot member that was not loaded.
+#[derive(Debug)]
+pub struct Skipped {
+    /// Its broker name (at most 64 characters of it).
+    pub broker: String,
+    /// Its address (likewise).
+    pub addr: String,
+    /// Why: the check it failed.
+    pub why: SkipReason,
+}
+
+/// Which check a snapshot member failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SkipReason {
+    /// A name or topic name a registration could not carry.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// More topics than one registration may carry.
+    #[error("{topics} topics, more than max_topics_per_broker = {max}")]
+    TooManyTopics { topics: usize, max: usize },
+    /// No room in the tables for it.
+    #[error(transparent)]
+    Room(#[from] RegisterRefused),
 }
 
 impl Snapshot {
@@ -110,6 +150,7 @@ impl RouteTables {
                 data_version: (dv.counter, dv.state_version, dv.timestamp),
                 filter_servers: self.filter_servers(&live.cluster, addr).map(<[String]>::to_vec),
                 provisional_silent_ms: live.provisional.then(|| now_ms.saturating_sub(live.last_update_ms)),
+                access_key: live.access_key.clone(),
             });
         }
         let mut mappings: BTreeMap<&str, Vec<MappingSnapshot>> = BTreeMap::new();
@@ -149,16 +190,28 @@ impl RouteTables {
 
     /// Loads `snapshot` into (empty) tables at `now_ms`: each member is registered as it last
     /// registered, then marked provisional with no connection; one already provisional when the
-    /// snapshot was taken keeps only the rest of its timeout. Notifications and closes the
-    /// replay decides are dropped (nobody to tell). Returns how many brokers are provisional.
-    pub(in crate::registry) fn load_snapshot(&mut self, snapshot: &Snapshot, now_ms: u64) -> usize {
+    /// snapshot was taken keeps only the rest of its timeout. The file is input like the wire:
+    /// each member is checked as a registration is (names, topic names, the topic cap, the
+    /// room in the tables; its timeout clamped on the way) and one that fails is skipped.
+    /// Notifications and closes the replay decides are dropped (nobody to tell).
+    pub(in crate::registry) fn load_snapshot(&mut self, snapshot: &Snapshot, now_ms: u64) -> Loaded {
+        let mut skipped = Vec::new();
         for group in &snapshot.groups {
             for member in &group.members {
+                let registration = replayed(group, member, true);
+                if let Err(why) = self.admit_replayed(&registration, group.topics.len()) {
+                    skipped.push(Skipped {
+                        broker: group.broker_name.chars().take(64).collect(),
+                        addr: member.addr.chars().take(64).collect(),
+                        why,
+                    });
+                    continue;
+                }
                 // Java refuses a first registration with exactly one topic: join with none first.
                 if group.topics.len() == 1 {
                     self.register_broker(replayed(group, member, false), now_ms);
                 }
-                self.register_broker(replayed(group, member, true), now_ms);
+                self.register_broker(registration, now_ms);
                 if let Some(live) = self.live_mut(&member.cluster, &member.addr) {
                     live.provisional = true;
                     live.timeout_ms = live.timeout_ms.saturating_sub(member.provisional_silent_ms.unwrap_or(0));
@@ -167,7 +220,29 @@ impl RouteTables {
         }
         self.take_notifications();
         self.take_closing();
-        self.live_entries().filter(|(_, l)| l.provisional).count()
+        Loaded { provisional: self.provisional_count(), skipped }
+    }
+
+    /// Whether a member read back from a snapshot (with `topics` topics) may be loaded: what the
+    /// wire checks of a registration.
+    fn admit_replayed(&self, reg: &Registration, topics: usize) -> Result<(), SkipReason> {
+        let names = [
+            ("brokerName", &reg.broker_name),
+            ("clusterName", &reg.cluster),
+            ("brokerAddr", &reg.addr),
+            ("haServerAddr", &reg.ha_server_addr),
+        ];
+        for (field, value) in names.into_iter().chain(reg.zone_name.as_ref().map(|z| ("__ZONE_NAME", z))) {
+            check_name(field, value)?;
+        }
+        for topic in reg.body.topics.iter() {
+            check_topic(topic.name)?;
+        }
+        let max = self.options().max_topics_per_broker;
+        if topics > max {
+            return Err(SkipReason::TooManyTopics { topics, max });
+        }
+        Ok(self.check_topic_room(reg)?)
     }
 
     /// How many live brokers are provisional (loaded and not registered since).
@@ -209,7 +284,7 @@ fn replayed(group: &GroupSnapshot, member: &MemberSnapshot, with_topics: bool) -
         timeout_ms: Some(member.timeout_ms),
         enable_acting_master: Some(group.enable_acting_master),
         body: FingerprintedBody::new(body),
-        access_key: None,
+        access_key: member.access_key.clone(),
     }
 }
 

@@ -52,6 +52,9 @@ pub struct RoutingSettings {
     pub scan_interval_ms: u64,
     /// Expiry of brokers that register no `heartbeatTimeoutMillis`.
     pub broker_timeout_ms: u64,
+    /// The longest `heartbeatTimeoutMillis` a broker may ask for (a longer one is clamped to
+    /// it; a shorter one than 1 s to 1 s), on the wire and from the route snapshot.
+    pub max_heartbeat_timeout_ms: u64,
     /// Keep a route snapshot in the state directory and load it at start (warm restart).
     pub warm_restart: bool,
     /// A route snapshot older than this at start is ignored.
@@ -93,6 +96,7 @@ impl Default for RoutingSettings {
         Self {
             scan_interval_ms: 5_000,
             broker_timeout_ms: 120_000,
+            max_heartbeat_timeout_ms: 600_000,
             warm_restart: true,
             warm_restart_max_age_ms: 360_000,
             expiry_guard_percent: 0,
@@ -172,6 +176,10 @@ pub struct LimitSettings {
     /// Most distinct topics the route tables hold, all brokers together; a registration that
     /// would add topics past it is refused whole.
     pub max_topics_total: usize,
+    /// Most queue entries (a topic's queue data on one broker group) the route tables hold, all
+    /// brokers together: what the tables cost in memory. A registration that would add entries
+    /// past it is refused whole; entries already held never count against re-registering.
+    pub max_queue_entries_total: usize,
     /// Largest KV value.
     pub kv_max_value_bytes: usize,
     /// Largest KV store: keys and values of every namespace, each entry counted with its
@@ -200,6 +208,7 @@ impl Default for LimitSettings {
             frame_receive_timeout_secs: 30,
             max_topics_per_broker: 200_000,
             max_topics_total: 1_000_000,
+            max_queue_entries_total: 2_000_000,
             kv_max_value_bytes: 1024 * 1024,
             kv_max_store_bytes: 64 * 1024 * 1024,
             kv_max_order_topic_config_bytes: 1024 * 1024,

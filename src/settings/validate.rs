@@ -66,6 +66,9 @@ impl Settings {
         if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.routing.runtime_min_broker_timeout_ms) {
             return invalid("runtime_min_broker_timeout_ms", "must be between 1000 and 86400000");
         }
+        if self.routing.max_heartbeat_timeout_ms < 1_000 {
+            return invalid("max_heartbeat_timeout_ms", "must be at least 1000");
+        }
         if self.limits.write_buffer_max_bytes < self.limits.write_buffer_high_bytes {
             return invalid("write_buffer_max_bytes", "must be at least write_buffer_high_bytes");
         }

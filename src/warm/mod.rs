@@ -16,7 +16,7 @@ use crate::registry::messages::{FinalSnapshot, LoadSnapshot};
 use crate::registry::snapshot_pace::wall_ms;
 use crate::registry::RegistryHandle;
 use crate::settings::Settings;
-use file::{path_for, read};
+use file::{max_bytes_for, path_for, read};
 use writer::SnapshotWriter;
 
 /// What a warm start found.
@@ -36,7 +36,7 @@ pub async fn warm_start(settings: &Settings, registry: &RegistryHandle) -> WarmS
     }
     let path = path_for(settings);
     let begin = Instant::now();
-    let snapshot = match read(&path, wall_ms(), settings.routing.warm_restart_max_age_ms) {
+    let snapshot = match read(&path, wall_ms(), settings.routing.warm_restart_max_age_ms, max_bytes_for(settings)) {
         Ok(found) => found,
         Err(error) => {
             warn!(%error, "route snapshot ignored: starting with empty tables");

@@ -137,3 +137,24 @@ fn secrets_appear_in_no_output_an_operator_sees() {
     let all = format!("{text}{}{}", proc.stderr(), proc.stdout());
     assert!(SECRETS.iter().all(|s| !all.contains(s)), "{all}");
 }
+
+#[test]
+fn a_brokers_access_key_binding_survives_a_restart() {
+    let dir = temp_dir();
+    let mut first = Proc::spawn(acl_command(&dir, "broker", 2000));
+    let broker_a = Broker::new("C", "broker-a", 0, "127.0.0.1:10911").topics(&["TA1", "TA2"]);
+    let mut conn = Client::connect(first.addr());
+    assert_eq!(conn.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret")).code, 0);
+    first.terminate();
+    assert!(first.wait(Duration::from_secs(10)).success());
+    drop(conn);
+
+    let mut second = Proc::spawn(acl_command(&dir, "broker", 2000));
+    let mut client = Client::connect(second.addr());
+    assert!(client.route("TA1").is_ok(), "loaded from the snapshot:\n{}", second.stderr());
+    let taker = Broker::new("C", "broker-x", 0, "127.0.0.1:10911").topics(&["TX1", "TX2"]);
+    let taken = client.call(signed(taker.register_request(), "any-broker-key", "any-broker-secret"));
+    assert_eq!(taken.code, NO_PERMISSION, "another account cannot take broker-a's address: {:?}", taken.remark);
+    let back = client.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret"));
+    assert_eq!(back.code, 0, "broker-a's own registration is accepted: {:?}", back.remark);
+}

@@ -225,3 +225,20 @@ in_both_topologies! {
         }
     }
 }
+
+#[test]
+fn a_heartbeat_timeout_past_the_maximum_is_clamped_at_the_door() {
+    let server = TestServer::with(|s| {
+        s.routing.scan_interval_ms = 50;
+        s.routing.max_heartbeat_timeout_ms = 1_500;
+    });
+    let mut conn = server.client();
+    let ghost = Broker { heartbeat_timeout_ms: Some(i64::MAX as u64), ..Broker::new("c", "ghost", 0, "127.0.0.1:9") };
+    assert_eq!(conn.register(&ghost.topics(&["G1", "G2"])).code, 0);
+    let mut client = server.client();
+    assert!(client.route("G1").is_ok());
+    assert!(
+        eventually(Duration::from_secs(5), || client.route("G1").is_err()),
+        "a broker asking for i64::MAX still expires at the maximum (1.5 s)"
+    );
+}

@@ -92,3 +92,22 @@ fn a_registration_past_the_global_topic_bound_is_refused_whole() {
     let c = Broker::new("c", "broker-c", 0, "127.0.0.1:10913").topics(&["T1", "T5"]);
     assert_eq!(client.register(&c).code, SUCCESS, "nor is a broker with only held topics");
 }
+
+#[test]
+fn queue_entries_across_broker_names_are_bounded_and_held_brokers_can_still_re_register() {
+    let server = TestServer::with(|s| s.limits.max_queue_entries_total = 5_000);
+    let topics: Vec<String> = (0..1_000).map(|t| format!("Shared{t:04}")).collect();
+    let fan = |i: usize| Broker::new("C", &format!("fan-{i}"), 0, &format!("10.7.0.{i}:10911")).topics(&topics);
+    let mut client = server.client();
+    for i in 0..5 {
+        assert_eq!(client.register(&fan(i)).code, SUCCESS, "fan-{i}: 1,000 entries each, 5,000 in all");
+    }
+    let refused = client.register(&fan(5));
+    assert_eq!(refused.code, SYSTEM_ERROR, "the same topics under a sixth name cost 1,000 entries more");
+    let remark = refused.remark.unwrap_or_default();
+    assert!(remark.contains("too many queue entries") && remark.contains("(max_queue_entries_total)"), "{remark}");
+    assert!(
+        client.cluster_info().to_string().contains("fan-4") && !client.cluster_info().to_string().contains("fan-5")
+    );
+    assert_eq!(client.register(&fan(0).bump()).code, SUCCESS, "what a broker holds never counts against it");
+}

@@ -206,3 +206,60 @@ fn an_unreadable_snapshot_is_ignored_with_a_warning_and_warm_restart_can_be_turn
     assert_eq!(Client::connect(proc.addr()).route("T1"), Err(17));
     proc.wait_for_line(&["WARN", "route snapshot ignored", "more than warm_restart_max_age_ms = 0"]);
 }
+
+/// The snapshot `first` wrote at SIGTERM, broker b1 (T1, T2) registered with `settings`.
+fn snapshot_of_b1(dir: &Path, settings: &[&str]) -> String {
+    let mut first = Proc::spawn(command(dir, settings));
+    let b1 = Broker::new("C", "b1", 0, "10.0.8.1:10911").topics(&["T1", "T2"]);
+    let _conns = register_all(first.addr(), &[&b1]);
+    first.terminate();
+    assert!(first.wait(WAIT).success());
+    std::fs::read_to_string(dir.join("routeSnapshot.json")).unwrap()
+}
+
+/// `text` with the number after `"key":` replaced by `value`.
+fn with_number(text: &str, key: &str, value: &str) -> String {
+    let at = text.find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("no {key} in {text}")) + key.len() + 3;
+    let end = at + text[at..].find(|c: char| !c.is_ascii_digit()).unwrap();
+    format!("{}{value}{}", &text[..at], &text[end..])
+}
+
+#[test]
+fn a_snapshot_from_the_future_is_refused_and_a_ghost_timeout_in_one_is_clamped() {
+    let dir = temp_dir();
+    let written = snapshot_of_b1(&dir, &[]);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let future = with_number(&written, "taken_at_ms", &(now + 86_400_000).to_string());
+    std::fs::write(dir.join("routeSnapshot.json"), future).unwrap();
+    let mut second = Proc::spawn(command(&dir, &[]));
+    second.wait_for_line(&["WARN", "route snapshot ignored", "taken in the future"]);
+    assert_eq!(route_bytes(&mut Client::connect(second.addr()), "T1"), Err(17));
+    second.terminate();
+    assert!(second.wait(WAIT).success());
+
+    let ghost = with_number(&written, "timeout_ms", &u64::MAX.to_string());
+    std::fs::write(dir.join("routeSnapshot.json"), ghost).unwrap();
+    let mut third = Proc::spawn(command(&dir, &["max_heartbeat_timeout_ms=2000"]));
+    let mut client = Client::connect(third.addr());
+    assert!(route_bytes(&mut client, "T1").is_ok(), "loaded:\n{}", third.stderr());
+    assert!(
+        eventually(Duration::from_secs(6), || route_bytes(&mut client, "T1").is_err()),
+        "a member asking for u64::MAX is clamped to 2 s:\n{}",
+        third.stderr()
+    );
+}
+
+#[test]
+fn a_snapshot_too_large_for_the_limits_is_refused_before_it_is_read() {
+    let dir = temp_dir();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+    let path = dir.join("routeSnapshot.json");
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, format!("{{\"format\":1,\"taken_at_ms\":{now},\"groups\":[").as_bytes())
+        .unwrap();
+    file.set_len(1_900_000_000).unwrap();
+    let mut proc = Proc::spawn(command(&dir, &["max_queue_entries_total=10000"]));
+    proc.wait_for_line(&["WARN", "route snapshot ignored", "too large for the limits"]);
+    assert_eq!(route_bytes(&mut Client::connect(proc.addr()), "T1"), Err(17), "it serves");
+    assert!(proc.peak_rss_bytes() < 200 << 20, "peak RSS {} bytes: the file was read", proc.peak_rss_bytes());
+}

@@ -17,6 +17,8 @@ impl RouteTables {
         let stored: HashMap<&str, HashSet<&str>> =
             self.broker_topics.iter().map(|(b, topics)| (&**b, topics.keys().map(|t| &**t).collect())).collect();
         assert_eq!(stored, index, "broker→topics index");
+        let entries: usize = self.topic_queues.values().map(|q| q.len()).sum();
+        assert_eq!(self.queue_entries, entries, "queue entries counted");
         for (broker, topics) in &self.broker_topics {
             for (topic, flag) in topics.iter() {
                 let (key, queues) = self.topic_queues.get_key_value(topic).expect("indexed topic exists");

@@ -57,6 +57,8 @@ pub struct RouteTables {
     /// invalidation, clean-up and listings); its keys are the shared names the topics' queue
     /// data point to.
     broker_topics: NameMap<BrokerName, Arc<GroupTopics>>,
+    /// Queue entries held: (topic, broker group) pairs with queue data.
+    queue_entries: usize,
     /// broker names that lost queue data since their last full registration.
     pruned: HashSet<String>,
     /// broker name → fingerprint of the registration its queue data was last fully applied
@@ -245,6 +247,11 @@ impl RouteTables {
         self.queue_mappings.iter().flat_map(|(topic, m)| m.values().map(move |info| (topic.as_str(), info)))
     }
 
+    /// Queue entries held: (topic, broker group) pairs with queue data.
+    pub fn queue_entries(&self) -> usize {
+        self.queue_entries
+    }
+
     /// Counts for logs: (topics, broker groups, live brokers).
     pub fn sizes(&self) -> (usize, usize, usize) {
         (self.topic_queues.len(), self.brokers.len(), self.live.len())
@@ -290,6 +297,7 @@ impl RouteTables {
         self.routes.forget(&topic);
         self.applied.remove(&broker);
         self.topic_queues.entry(topic).or_default().insert(&broker, queue);
+        self.queue_entries += 1;
         true
     }
 
@@ -308,6 +316,7 @@ impl RouteTables {
         if queues.remove(broker).is_none() {
             return false;
         }
+        self.queue_entries -= 1;
         if queues.is_empty() {
             self.topic_queues.remove(topic);
         }

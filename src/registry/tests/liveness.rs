@@ -6,17 +6,29 @@ use crate::registry::stall::{Stall, TickWatch};
 
 #[test]
 fn a_broker_expires_one_millisecond_after_its_timeout() {
-    let mut t =
-        RouteTables::new(RegistryOptions::routing(RoutingSettings { broker_timeout_ms: 1000, ..Default::default() }));
+    let routing = RoutingSettings { broker_timeout_ms: 2_000, max_heartbeat_timeout_ms: 5_000, ..Default::default() };
+    let mut t = RouteTables::new(RegistryOptions::routing(routing));
     register(&mut t, &broker("b1", "a:1", &["T1", "T2"]), 100);
-    register(&mut t, &Reg { timeout_ms: Some(50), ..broker("b2", "a:2", &["U1", "U2"]) }, 100);
-    let expired: Vec<String> = t.expire(151).into_iter().map(|e| e.broker.broker_name).collect();
+    register(&mut t, &Reg { timeout_ms: Some(1_200), ..broker("b2", "a:2", &["U1", "U2"]) }, 100);
+    let expired: Vec<String> = t.expire(1_301).into_iter().map(|e| e.broker.broker_name).collect();
     assert_eq!(expired, ["b2"], "its own heartbeatTimeoutMillis applies");
-    assert!(t.expire(1100).is_empty(), "exactly at the timeout it is still live");
-    let gone = t.expire(1101);
+    assert!(t.expire(2_100).is_empty(), "exactly at the timeout it is still live");
+    let gone = t.expire(2_101);
     assert_eq!((gone.len(), gone[0].last_update_ms, gone[0].conn), (1, 100, ConnId(1)));
     assert!(route(&mut t, "T1").is_none());
     assert_eq!(cluster_info(&mut t)["clusterAddrTable"], serde_json::json!({}), "the empty cluster went too");
+}
+
+#[test]
+fn a_heartbeat_timeout_a_broker_asks_for_is_clamped_into_one_second_and_the_maximum() {
+    let routing = RoutingSettings { broker_timeout_ms: 2_000, max_heartbeat_timeout_ms: 5_000, ..Default::default() };
+    let mut t = RouteTables::new(RegistryOptions::routing(routing));
+    register(&mut t, &Reg { timeout_ms: Some(0), ..broker("short", "a:1", &["S1", "S2"]) }, 0);
+    register(&mut t, &Reg { timeout_ms: Some(u64::MAX), conn: 2, ..broker("ghost", "a:2", &["G1", "G2"]) }, 0);
+    assert_eq!(t.live("c", "a:1").map(|l| l.timeout_ms), Some(1_000));
+    assert_eq!(t.live("c", "a:2").map(|l| l.timeout_ms), Some(5_000));
+    let gone: Vec<String> = t.expire(5_001).into_iter().map(|e| e.broker.broker_name).collect();
+    assert_eq!(gone, ["short", "ghost"], "even a broker asking for i64::MAX expires");
 }
 
 #[test]

@@ -49,7 +49,7 @@ fn a_loaded_snapshot_serves_the_same_bodies_with_every_broker_provisional() {
     let mut before = populated();
     let snapshot = through_json(&before, 100);
     let mut after = tables();
-    assert_eq!(after.load_snapshot(&snapshot, 500), 4);
+    assert_eq!(after.load_snapshot(&snapshot, 500).provisional, 4);
     assert_eq!(bodies(&mut after), bodies(&mut before));
     assert_eq!(after.provisional_count(), 4);
     let live = after.live("d", "o:1").unwrap();
@@ -110,4 +110,39 @@ fn a_broker_still_provisional_at_the_next_restart_has_only_the_rest_of_its_timeo
     assert_eq!(second.live("c", "m:1").unwrap().timeout_ms, 0);
     assert_eq!(second.expire(1).len(), 3);
     assert_eq!(second.expire(1_001).len(), 1);
+}
+
+#[test]
+fn a_snapshot_member_is_checked_as_a_registration_and_keeps_its_access_key_binding() {
+    let mut snapshot = through_json(&populated(), 100);
+    snapshot.groups[0].members[0].access_key = Some("b1-key".into());
+    let mut bad_name = snapshot.groups[2].clone();
+    bad_name.broker_name = "x".repeat(300);
+    let mut bad_addr = snapshot.groups[2].clone();
+    bad_addr.broker_name = "b4".into();
+    bad_addr.members[0].addr = "q:1\n".into();
+    let mut bad_topic = snapshot.groups[2].clone();
+    bad_topic.broker_name = "b5".into();
+    bad_topic.members[0].addr = "r:1".into();
+    bad_topic.topics.push(("bad\ntopic".into(), bad_topic.topics[0].1));
+    snapshot.groups.extend([bad_name, bad_addr, bad_topic]);
+
+    let mut t = tables();
+    let loaded = t.load_snapshot(&serde_json::from_slice(&serde_json::to_vec(&snapshot).unwrap()).unwrap(), 500);
+    let skipped: Vec<String> =
+        loaded.skipped.iter().map(|s| format!("{} {}: {}", s.broker.len(), s.addr, s.why)).collect();
+    assert_eq!(loaded.provisional, 4, "{skipped:?}");
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert!(skipped[0].contains("brokerName too long"), "{skipped:?}");
+    assert!(skipped[1].contains("brokerAddr contains a control character"), "{skipped:?}");
+    assert!(skipped[2].contains("invalid topic name"), "{skipped:?}");
+    assert_eq!(t.live("c", "m:1").unwrap().access_key.as_deref(), Some("b1-key"), "the binding is restored");
+    assert!(route(&mut t, "T5").is_none(), "nothing of a skipped member is routed");
+
+    let capped = RoutingSettings { broker_timeout_ms: 1_000, ..Default::default() };
+    let mut t = RouteTables::new(RegistryOptions { max_topics_per_broker: 2, ..RegistryOptions::routing(capped) });
+    let loaded = t.load_snapshot(&through_json(&populated(), 100), 500);
+    let skipped: Vec<String> = loaded.skipped.iter().map(|s| s.addr.clone()).collect();
+    assert_eq!(skipped, ["m:1", "s:1"], "b1 has three topics, more than the cap");
+    assert_eq!(loaded.provisional, 2);
 }
