@@ -50,6 +50,7 @@
 pub mod acl;
 pub mod config_store;
 pub mod connection;
+pub mod controller;
 pub mod dispatch;
 pub mod filewatch;
 pub mod http;

@@ -1,11 +1,12 @@
 //! The RocketMQ 5 controller protocol (Java's `controller` module as brokers and mqadmin speak
-//! it): its request and response codes (here), typed headers with Java's extFields key order
-//! (`header`), and its bodies — SyncStateSet, ElectMasterResponseBody, BrokerReplicasInfo and
+//! it): its request and response codes (here), typed request headers with Java's extFields key order
+//! (`header`) and response headers (`response`), and its bodies — SyncStateSet, ElectMasterResponseBody, BrokerReplicasInfo and
 //! the broker-name list (`body`). No state: the server's controller, the test broker and the
 //! tools build on it alike.
 
 pub mod body;
 pub mod header;
+pub mod response;
 
 /// Declares [`ControllerRequestCode`]: variant, wire number and Java constant name.
 macro_rules! controller_codes {
