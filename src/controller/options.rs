@@ -72,3 +72,50 @@ impl ControllerOptions {
         }
     }
 }
+
+impl ControllerOptions {
+    /// The options the settings give, when a controller runs.
+    pub fn from_settings(settings: &crate::settings::Settings) -> Option<ControllerOptions> {
+        let c = &settings.controller;
+        if !c.enabled() {
+            return None;
+        }
+        let peers = c.peers().ok()?.into_iter().map(|p| Peer { name: p.id, addr: p.addr }).collect();
+        let store_dir = match c.controller_store_path.trim() {
+            "" => std::path::Path::new(&settings.state.kv_config_path)
+                .parent()
+                .map_or_else(|| PathBuf::from("controller"), |dir| dir.join("controller")),
+            path => PathBuf::from(path),
+        };
+        let ms = Duration::from_millis;
+        Some(ControllerOptions {
+            group: c.controller_group.clone(),
+            self_name: c.controller_self_id.clone(),
+            peers,
+            store_dir,
+            raft_heartbeat: ms(c.controller_raft_heartbeat_ms),
+            raft_election_min: ms(c.controller_raft_election_timeout_min_ms),
+            raft_election_max: ms(c.controller_raft_election_timeout_max_ms),
+            snapshot_every_entries: c.controller_snapshot_every_entries.max(1),
+            write_timeout: ms(c.controller_write_timeout_ms),
+            max_pending_writes: c.controller_max_pending_writes,
+            leader_lease: ms(c.controller_leader_lease_ms),
+            notify_broker_role_changed: c.controller_notify_broker_role_changed,
+            elect_unclean_master: c.controller_enable_elect_unclean_master,
+            elect_max_retries: c.controller_elect_master_max_retry_count,
+            sweep_interval: ms(c.controller_scan_inactive_master_interval_ms),
+            max_live_brokers: c.controller_max_live_brokers,
+        })
+    }
+
+    /// The IP addresses of the other peers (names resolved now), which Raft frames come from.
+    pub fn peer_ips(&self) -> std::collections::HashSet<std::net::IpAddr> {
+        let mut ips = std::collections::HashSet::new();
+        for peer in &self.peers {
+            if let Ok((host, port)) = crate::settings::addr::split_host_port(&peer.addr) {
+                ips.extend(crate::settings::addr::resolve(&host, port).unwrap_or_default().iter().map(|a| a.ip()));
+            }
+        }
+        ips
+    }
+}
