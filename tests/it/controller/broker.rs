@@ -1,0 +1,1 @@
+//! The test broker's requests against a Java 5.3.3 broker's captured ones.
