@@ -67,7 +67,7 @@ impl ControllerOptions {
             election_timeout_min: ms(self.raft_election_min),
             election_timeout_max: ms(self.raft_election_max),
             snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(self.snapshot_every_entries),
-            max_in_snapshot_log_to_keep: 100,
+            max_in_snapshot_log_to_keep: self.snapshot_every_entries.min(100),
             ..Default::default()
         }
     }
