@@ -134,16 +134,17 @@ fn register(
             format!("BrokerId: {id} hasn't been registered in broker-set: {name}"),
         );
     };
-    let mut master = MasterFields {
-        master_epoch: Some(g.master_epoch()),
-        sync_state_set_epoch: Some(g.sync_epoch()),
-        ..Default::default()
-    };
+    // Java fills the master's four fields only when a master exists and is alive.
+    let mut master = MasterFields::default();
     if let Some(m) = g.master().filter(|m| live.live(cluster, name, *m).is_some()) {
-        master.master_broker_id = Some(m);
         // The broker registering is the master when it moved: its new address is the master's.
         let addr = if m == id { address } else { g.address(m).unwrap_or_default() };
-        master.master_address = Some(addr.to_owned());
+        master = MasterFields {
+            master_broker_id: Some(m),
+            master_address: Some(addr.to_owned()),
+            master_epoch: Some(g.master_epoch()),
+            sync_state_set_epoch: Some(g.sync_epoch()),
+        };
     }
     let answer = Answer::Registered { master, set: sync_state_set(g) };
     if replica.address == address {
