@@ -274,6 +274,13 @@ async fn group_request(front: &ControllerFront, conn: ConnId, code: Code, req: &
                 other => unexpected(other, ErrorExt::AlterEpoch),
             }
         }
+        _ => Box::pin(admin_request(front, conn, code, req)).await,
+    }
+}
+
+/// Sync-state data (mqadmin's getSyncStateSet) and cleaning a group's data.
+async fn admin_request(front: &ControllerFront, conn: ConnId, code: Code, req: &RemotingCommand) -> RemotingCommand {
+    match code {
         Code::GetSyncStateData => {
             let names = req.body.as_deref().and_then(|b| decode_names(b).ok()).filter(|n| !n.is_empty());
             let Some(names) = names else {

@@ -21,7 +21,7 @@ use crate::tls::{Accepted, Tls};
 pub(super) const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The open connections, as the server sees them at shutdown.
-pub(super) struct Connections {
+pub(crate) struct Connections {
     /// Tells every connection to stop reading.
     stop: broadcast::Sender<()>,
     /// Cloned into every connection.

@@ -33,6 +33,10 @@ use crate::settings::{Settings, Sources};
 use crate::tls::TlsError;
 use crate::warm::{final_snapshot, warm_start};
 
+use std::rc::Rc;
+
+use crate::dispatch::batch::RouteBatcher;
+use crate::io_pool::IoPool;
 use accept::{accept_until, io_threads, Accept, DRAIN_TIMEOUT};
 pub use compose::bind;
 use compose::{Services, State};
@@ -141,7 +145,7 @@ async fn serve_loaded(
     if let Some(listener) = &namesrv {
         settings.listen.listen_port = listener.local_addr()?.port();
     }
-    let controller_listener = match controller {
+    let controller = match controller {
         Some(listener) => Some(listener),
         None => bind_controller(&settings)?,
     };
@@ -153,57 +157,22 @@ async fn serve_loaded(
     }
     let warm = warm_start(&settings, &services.context.registry).await;
     let observer = Observer::start(&settings, services.context.registry.clone(), metrics, http)?;
-    let shown =
-        |l: &Option<TcpListener>| l.as_ref().and_then(|l| l.local_addr().ok()).map_or("off".into(), |a| a.to_string());
-    let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
-    info!(addr = %shown(&namesrv), controller_addr = %shown(&controller_listener), http_addr = %http_addr, "listening");
-    observer.listening();
-    if let Some(local) = namesrv.as_ref().and_then(|l| l.local_addr().ok()) {
-        // The line Java's NamesrvStartup prints once listening, which scripts and containers wait for.
-        println!(
-            "The Name Server boot success. serializeType=JSON, address {}:{}",
-            settings.listen.bind_address,
-            local.port()
-        );
-    }
-    if controller_listener.is_some() {
-        println!("The controller boot success. address {}", shown(&controller_listener));
-    }
-    notify(&[NotifyState::Ready, NotifyState::Status("listening")]);
-    let mut pool = io_threads(settings.connection_threads(), &services.context.registry);
-    info!(io_threads = pool.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let until = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = stopped.wait_for(|s| *s).await;
-    };
-    let namesrv_loop = async {
-        let Some(listener) = &namesrv else { return None };
-        let accept = Accept { context: services.context.clone(), tls: services.tls.clone(), first_id: 0 };
-        let gate = AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
-        Some(accept_until(listener, &mut pool, accept, gate, until(stopped.clone())).await)
-    };
-    let mut controller_pool = io_threads(1, &services.context.registry);
-    let controller_loop = async {
-        let (Some(listener), Some(running)) = (&controller_listener, &services.controller) else { return None };
-        let accept =
-            Accept { context: running.context.clone(), tls: services.tls.clone(), first_id: CONTROLLER_CONN_IDS };
-        let gate = AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
-        Some(accept_until(listener, &mut controller_pool, accept, gate, until(stopped.clone())).await)
-    };
-    let signal = async {
-        shutdown.await;
-        let _ = stop.send(true);
-    };
-    let ((), namesrv_conns, controller_conns) = tokio::join!(signal, namesrv_loop, controller_loop);
+    announce(&settings, &namesrv, &controller, &observer);
+    let mut pools = (
+        io_threads(settings.connection_threads(), &services.context.registry),
+        io_threads(1, &services.context.registry),
+    );
+    info!(io_threads = pools.0.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
+    let connections = accept_all(&settings, &services, (&namesrv, &controller), &mut pools, shutdown).await;
     // The tables as they stand before our own closes, which are no broker departures.
     final_snapshot(&services.context.registry, warm.writer).await;
     notify(&[NotifyState::Stopping]);
     observer.stop().await;
-    drop((namesrv, controller_listener));
+    drop((namesrv, controller));
     info!("shutting down: stopped accepting connections");
     let begin = Instant::now();
     let mut drained = true;
-    for connections in [namesrv_conns, controller_conns].into_iter().flatten() {
+    for connections in connections.into_iter().flatten() {
         drained &= connections.drain(DRAIN_TIMEOUT).await;
     }
     match services.kv.ask(Flush { conn: ConnId::SERVER }).await {
@@ -215,14 +184,68 @@ async fn serve_loaded(
         controller.stop().await;
     }
     services.storage.stop();
-    pool.stop();
-    controller_pool.stop();
+    pools.0.stop();
+    pools.1.stop();
     if let Some(registry) = services.registry_thread {
         registry.stop();
         let _ = registry.join();
     }
     info!(drained, drain_ms = begin.elapsed().as_millis() as u64, "shutdown complete");
     Ok(())
+}
+
+/// Logs the listening addresses and prints the boot lines scripts wait for.
+fn announce(settings: &Settings, namesrv: &Option<TcpListener>, controller: &Option<TcpListener>, observer: &Observer) {
+    let shown =
+        |l: &Option<TcpListener>| l.as_ref().and_then(|l| l.local_addr().ok()).map_or("off".into(), |a| a.to_string());
+    let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
+    info!(addr = %shown(namesrv), controller_addr = %shown(controller), http_addr = %http_addr, "listening");
+    observer.listening();
+    if let Some(local) = namesrv.as_ref().and_then(|l| l.local_addr().ok()) {
+        // The line Java's NamesrvStartup prints once listening, which scripts and containers wait for.
+        println!(
+            "The Name Server boot success. serializeType=JSON, address {}:{}",
+            settings.listen.bind_address,
+            local.port()
+        );
+    }
+    if controller.is_some() {
+        println!("The controller boot success. address {}", shown(controller));
+    }
+    notify(&[NotifyState::Ready, NotifyState::Status("listening")]);
+}
+
+/// Accepts on the NameServer port and the controller port (each when there) until `shutdown`;
+/// their open connections, to drain.
+async fn accept_all(
+    settings: &Settings,
+    services: &Services,
+    (namesrv, controller): (&Option<TcpListener>, &Option<TcpListener>),
+    (pool, controller_pool): &mut (IoPool<Rc<RouteBatcher>>, IoPool<Rc<RouteBatcher>>),
+    shutdown: impl Future<Output = ()>,
+) -> [Option<accept::Connections>; 2] {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    let gate = || AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
+    let namesrv_loop = async {
+        let listener = namesrv.as_ref()?;
+        let accept = Accept { context: services.context.clone(), tls: services.tls.clone(), first_id: 0 };
+        Some(accept_until(listener, pool, accept, gate(), until(stopped.clone())).await)
+    };
+    let controller_loop = async {
+        let (Some(listener), Some(running)) = (controller, &services.controller) else { return None };
+        let accept =
+            Accept { context: running.context.clone(), tls: services.tls.clone(), first_id: CONTROLLER_CONN_IDS };
+        Some(accept_until(listener, controller_pool, accept, gate(), until(stopped.clone())).await)
+    };
+    let signal = async {
+        shutdown.await;
+        let _ = stop.send(true);
+    };
+    let ((), namesrv_conns, controller_conns) = tokio::join!(signal, namesrv_loop, controller_loop);
+    [namesrv_conns, controller_conns]
 }
 
 /// Where the controller listener's connection ids start, apart from the NameServer port's.

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Decoder;
 
 use crate::broker::Broker;
-use crate::controller_broker::{BrokerConfig, RoleSeen, Shared};
+use crate::broker_state::{BrokerConfig, RoleSeen, Shared};
 
 fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)

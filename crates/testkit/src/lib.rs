@@ -8,6 +8,7 @@
 
 pub mod broker;
 mod broker_loop;
+mod broker_state;
 pub mod checks;
 pub mod client;
 pub mod controller;
