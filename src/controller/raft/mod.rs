@@ -8,6 +8,8 @@ pub mod io;
 pub mod log;
 pub mod machine;
 pub mod network;
+#[cfg(test)]
+mod suite;
 pub mod wire;
 
 use std::collections::BTreeMap;
