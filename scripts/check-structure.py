@@ -35,7 +35,7 @@ LAYERS = [
     ["http", "connection"],
     ["dispatch"],
     ["acl", "tls"],
-    ["kv", "config_store", "warm"],
+    ["kv", "config_store", "warm", "controller"],
     ["registry"],
     ["notifier"],
     ["mailbox", "listen", "io_pool"],

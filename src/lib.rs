@@ -25,6 +25,9 @@
 //! - [`kv`]: the KV config store actor and its journaled file; [`config_store`]: runtime
 //!   configuration actor; [`persist`]: crash-safe file writes; [`statelock`]: one server per
 //!   state directory; [`notifier`]: outbound NOTIFY_MIN_BROKER_ID_CHANGE.
+//! - [`controller`]: the RocketMQ 5 controller (embedded or standalone): its replicated state
+//!   machine (`state`, pure), liveness (`liveness`, pure), replication on openraft (`raft`), and
+//!   the `Controller` actor behind the controller listener (`dispatch::controller`).
 //! - [`mailbox`]: typed, counted, logged actor requests shared by every actor (`meter`: the
 //!   depth and handling times each message is counted in until handled or dropped);
 //!   [`origin`]: where a request came from (`ConnId`, `Origin`); [`peers`]: what one source
@@ -36,9 +39,9 @@
 //!
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
-//! `acl`, `tls` → `kv`, `config_store`, `warm` → `registry` → `notifier` → `mailbox`, `listen`,
-//! `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock`, `origin`, `peers`,
-//! `limits` →
+//! `acl`, `tls` → `kv`, `config_store`, `warm`, `controller` → `registry` → `notifier` →
+//! `mailbox`, `listen`, `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock`,
+//! `origin`, `peers`, `limits` →
 //! `settings`; beneath them all the `namesrv-protocol` crate (`protocol` → `model`), which
 //! depends on nothing of the server.
 //! Beside the server, the workspace holds `namesrv-client` (`crates/client`: the one remoting
@@ -52,6 +55,7 @@
 pub mod acl;
 pub mod config_store;
 pub mod connection;
+pub mod controller;
 pub mod dispatch;
 pub mod filewatch;
 pub mod http;

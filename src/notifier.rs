@@ -1,9 +1,11 @@
-//! The `Notifier` actor: the NameServer's only outbound request, NOTIFY_MIN_BROKER_ID_CHANGE
-//! (905, oneway), sent over short-lived connections to broker addresses. Sending
+//! The `Notifier` actor: the server's outbound requests, NOTIFY_MIN_BROKER_ID_CHANGE (905,
+//! oneway) and the controller's NOTIFY_BROKER_ROLE_CHANGED (1008, oneway), sent over
+//! short-lived connections to broker addresses. Sending
 //! happens in spawned tasks with a 300 ms budget, so nothing ever waits on a broker, and within
 //! [`NotifyLimits`], so a peer churning a group's members cannot make the NameServer open
 //! connections without bound.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,12 +22,18 @@ use crate::model::BrokerData;
 use crate::origin::ConnId;
 use crate::protocol::codec::encode_frame;
 use crate::protocol::command::FLAG_ONEWAY;
+use crate::protocol::controller::body::SyncStateSet;
+use crate::protocol::controller::response::MasterFields;
+use crate::protocol::controller::ControllerRequestCode;
 use crate::protocol::{ExtFields, RemotingCommand, RequestCode};
 use crate::ratelog::RateLimit;
 use crate::{logged_handler, request};
 
-/// Java's send timeout for this notification.
+/// Java's send timeout for NOTIFY_MIN_BROKER_ID_CHANGE.
 const SEND_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// Java's send timeout for NOTIFY_BROKER_ROLE_CHANGED (`ControllerManager.NotifyService`).
+const ROLE_CHANGE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// A NOTIFY_MIN_BROKER_ID_CHANGE to send: the registry decides it, the notifier delivers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +132,9 @@ pub struct Notifier {
     version: i32,
     /// What may be under way and started per second.
     budget: Budget,
+    /// The role change under way to each broker address, by master epoch: a newer one
+    /// cancels it, an older one is not sent (Java's `NotifyService`).
+    role_changes: HashMap<String, (i32, tokio::task::JoinHandle<()>)>,
 }
 
 /// The notifier's address, counting queued messages.
@@ -133,7 +144,7 @@ impl Notifier {
     /// Starts the notifier on the current arbiter; `version` is stamped on its requests, which
     /// are sent within `limits`.
     pub fn start(version: i32, limits: NotifyLimits, metrics: Arc<Metrics>) -> NotifierHandle {
-        let notifier = Notifier { next_opaque: 0, version, budget: Budget::new(limits) };
+        let notifier = Notifier { next_opaque: 0, version, budget: Budget::new(limits), role_changes: HashMap::new() };
         Mailbox::new(Actor::start(notifier), "notifier", metrics)
     }
 }
@@ -169,29 +180,79 @@ impl Apply<Notifier> for SendMinBrokerIdChange {
             let Some(in_flight) = notifier.budget.start(&target) else {
                 continue;
             };
-            notifier.next_opaque = notifier.next_opaque.wrapping_add(1);
-            let mut request = RemotingCommand::request(RequestCode::NotifyMinBrokerIdChange as i32, Some(ext.clone()));
-            request.opaque = notifier.next_opaque;
-            request.flag = FLAG_ONEWAY;
-            request.version = notifier.version;
-            let mut frame = BytesMut::new();
-            if encode_frame(&request, &mut frame).is_err() {
-                continue;
-            }
-            actix::spawn(async move {
-                let _in_flight = in_flight;
-                let send = async {
-                    let mut stream = TcpStream::connect(connect_target(&target)).await?;
-                    stream.write_all(&frame).await?;
-                    stream.shutdown().await
-                };
-                match tokio::time::timeout(SEND_TIMEOUT, send).await {
-                    Ok(Ok(())) => debug!(target = %target, "min broker id change sent"),
-                    Ok(Err(error)) => info!(target = %target, %error, "min broker id change not delivered"),
-                    Err(_) => info!(target = %target, "min broker id change not delivered: timed out"),
-                }
-            });
+            let request = RemotingCommand::request(RequestCode::NotifyMinBrokerIdChange as i32, Some(ext.clone()));
+            notifier.send(target, request, in_flight, SEND_TIMEOUT, "min broker id change");
         }
+    }
+}
+
+/// Send one NOTIFY_BROKER_ROLE_CHANGED to each of its targets (the alive members of a group
+/// that just elected a master).
+#[derive(Debug)]
+pub struct SendRoleChanged {
+    pub conn: ConnId,
+    /// Broker addresses.
+    pub targets: Vec<String>,
+    /// The new master and its epochs.
+    pub master: MasterFields,
+    /// The group's in-sync set now.
+    pub set: SyncStateSet,
+}
+request!(SendRoleChanged, ());
+
+impl Apply<Notifier> for SendRoleChanged {
+    fn apply(self, notifier: &mut Notifier) {
+        let epoch = self.master.master_epoch.unwrap_or_default();
+        info!(master = ?self.master.master_broker_id, epoch, targets = ?self.targets, "notifying broker role change");
+        notifier.role_changes.retain(|_, (_, task)| !task.is_finished());
+        let code = ControllerRequestCode::NotifyBrokerRoleChanged as i32;
+        let body = self.set.encode();
+        for target in self.targets {
+            match notifier.role_changes.get(&target) {
+                Some((sent, _)) if *sent >= epoch => continue,
+                Some((_, older)) => older.abort(),
+                None => {}
+            }
+            let Some(in_flight) = notifier.budget.start(&target) else { continue };
+            let request = RemotingCommand::request(code, Some(self.master.notify_ext())).with_body(body.clone());
+            if let Some(task) =
+                notifier.send(target.clone(), request, in_flight, ROLE_CHANGE_TIMEOUT, "broker role change")
+            {
+                notifier.role_changes.insert(target, (epoch, task));
+            }
+        }
+    }
+}
+
+impl Notifier {
+    /// Sends `request` oneway to `target` over a connection of its own, within `timeout`.
+    fn send(
+        &mut self,
+        target: String,
+        mut request: RemotingCommand,
+        in_flight: InFlight,
+        timeout: Duration,
+        what: &'static str,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        self.next_opaque = self.next_opaque.wrapping_add(1);
+        request.opaque = self.next_opaque;
+        request.flag = FLAG_ONEWAY;
+        request.version = self.version;
+        let mut frame = BytesMut::new();
+        encode_frame(&request, &mut frame).ok()?;
+        Some(actix::spawn(async move {
+            let _in_flight = in_flight;
+            let send = async {
+                let mut stream = TcpStream::connect(connect_target(&target)).await?;
+                stream.write_all(&frame).await?;
+                stream.shutdown().await
+            };
+            match tokio::time::timeout(timeout, send).await {
+                Ok(Ok(())) => debug!(target = %target, what, "notification sent"),
+                Ok(Err(error)) => info!(target = %target, %error, what, "notification not delivered"),
+                Err(_) => info!(target = %target, what, "notification not delivered: timed out"),
+            }
+        }))
     }
 }
 

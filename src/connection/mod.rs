@@ -189,7 +189,8 @@ impl Connection {
             return;
         }
         let code = request.code;
-        if code == RequestCode::RegisterBroker as i32 && !self.carried_registration {
+        let registers = code == RequestCode::RegisterBroker as i32 && !self.dispatcher.fronts_controller();
+        if registers && !self.carried_registration {
             // Before its first registration, so the registry can close it when that broker expires.
             self.carried_registration = true;
             self.context.registry.tell(AttachConnection { conn: self.origin.conn, closer: ctx.address().recipient() });
@@ -263,6 +264,8 @@ impl Actor for Connection {
         if self.carried_registration {
             self.context.registry.tell(ConnectionClosed { conn: self.origin.conn });
         }
+        // On the controller listener: brokers that heartbeat over it are inactive at once.
+        self.dispatcher.connection_closed(self.origin.conn);
         // After the registry is told: whoever sees the gauge drop knows the close is queued
         // ahead of any request they send next.
         self.context.metrics.connections.dec();

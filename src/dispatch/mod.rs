@@ -14,6 +14,7 @@ mod admin;
 pub mod batch;
 mod broker;
 mod client;
+pub mod controller;
 pub mod route;
 mod store;
 
@@ -184,6 +185,8 @@ pub struct Dispatcher {
     /// The reply to a route query that found its route, but for opaque and body, when replies
     /// are JSON.
     route_found: Option<Arc<ReplyTemplate>>,
+    /// The controller, when this dispatcher fronts the controller listener instead.
+    controller: Option<controller::ControllerFront>,
 }
 
 type Outcome = Result<RemotingCommand, RequestError>;
@@ -204,9 +207,15 @@ impl Dispatcher {
             listings: Arc::default(),
             acl: None,
             route_found: None,
+            controller: None,
         };
         let found = dispatcher.respond(Ok(success().with_body(Bytes::new())), route::ROUTE, 0, SerializeType::Json);
         Self { route_found: ReplyTemplate::json(&found).map(Arc::new), ..dispatcher }
+    }
+
+    /// This dispatcher for the controller listener, in front of `front`.
+    pub fn for_controller(self, front: controller::ControllerFront) -> Self {
+        Self { controller: Some(front), ..self }
     }
 
     /// This dispatcher with access control checking every request first.
@@ -218,6 +227,10 @@ impl Dispatcher {
     /// for oneway requests, which are never answered.
     pub async fn dispatch(self: Rc<Self>, origin: Origin, checked: Checked) -> Option<RemotingCommand> {
         let Checked { request, caller } = checked;
+        if self.controller.is_some() {
+            let response = self.controller_request(origin, &request).await?;
+            return Some(self.respond(Ok(response), request.code, request.opaque, request.serialize_type));
+        }
         let outcome = self.handle(origin, &request, &caller).await;
         let response = self.respond(outcome, request.code, request.opaque, request.serialize_type);
         (!request.is_oneway()).then_some(response)

@@ -124,7 +124,7 @@ impl Dispatcher {
             },
             None => Caller::Unchecked,
         };
-        if request.code != ROUTE {
+        if request.code != ROUTE || self.controller.is_some() {
             return (flight, Admission::Dispatch(Checked { request, caller }));
         }
         // Java skips header validation when there are no extFields at all: the topic is then
@@ -160,7 +160,7 @@ impl Dispatcher {
     /// Whether the codec may read plain route queries straight off their frames: where access
     /// control does not check them (it needs the whole request to).
     pub fn route_frames_open(&self) -> bool {
-        self.acl.as_ref().is_none_or(|acl| !acl.protects(ROUTE))
+        self.controller.is_none() && self.acl.as_ref().is_none_or(|acl| !acl.protects(ROUTE))
     }
 
     /// The reply to the route query `flight` from what the registry answered (or why it could

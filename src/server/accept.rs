@@ -21,7 +21,7 @@ use crate::tls::{Accepted, Tls};
 pub(super) const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The open connections, as the server sees them at shutdown.
-pub(super) struct Connections {
+pub(crate) struct Connections {
     /// Tells every connection to stop reading.
     stop: broadcast::Sender<()>,
     /// Cloned into every connection.
@@ -64,6 +64,8 @@ pub(super) struct Accept {
     pub(super) context: ConnectionContext,
     /// TLS, when on: it sees each socket first.
     pub(super) tls: Option<Arc<Tls>>,
+    /// Connection ids of this listener start after this one.
+    pub(super) first_id: u64,
 }
 
 impl Accept {
@@ -112,7 +114,7 @@ pub(super) async fn accept_until(
 ) -> Connections {
     let connections = Connections::new();
     tokio::pin!(shutdown);
-    let mut next_id = 0u64;
+    let mut next_id = accept.first_id;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {

@@ -10,12 +10,14 @@ use actix::Arbiter;
 use tokio::net::TcpListener;
 use tracing::info;
 
+use super::controller::RunningController;
 use super::ServeError;
 use crate::acl::Acl;
 use crate::config_store::{ConfigHandle, ConfigStore};
 use crate::connection::flow::{FlowLimits, ReplyBudget};
 use crate::connection::frames::FrameBudget;
 use crate::connection::ConnectionContext;
+use crate::controller::{ControllerOptions, ControllerStore};
 use crate::dispatch::{Actors, DispatchOptions, Dispatcher};
 use crate::filewatch::Poke;
 use crate::kv::journal::KvFiles;
@@ -42,6 +44,8 @@ pub fn bind(settings: &Settings) -> io::Result<TcpListener> {
 pub(super) struct State {
     /// The KV files and the table they hold.
     pub(super) kv: (KvFiles, KvTable),
+    /// The controller's options and Raft state, when it runs.
+    pub(super) controller: Option<(ControllerOptions, ControllerStore)>,
 }
 
 impl State {
@@ -50,7 +54,8 @@ impl State {
         let kv_path = PathBuf::from(&settings.state.kv_config_path);
         let kv = kv::open(&kv_path, settings.limits.kv_max_store_bytes)?;
         info!(path = %kv_path.display(), namespaces = kv.1.len(), "kv config loaded");
-        Ok(State { kv })
+        let controller = super::controller::load(settings)?;
+        Ok(State { kv, controller })
     }
 }
 
@@ -70,6 +75,8 @@ pub(super) struct Services {
     pub(super) tls: Option<Arc<Tls>>,
     /// Reload the accounts file and the TLS files; dropped at shutdown, which ends their threads.
     pub(super) watchers: Vec<Poke>,
+    /// The controller, when it runs.
+    pub(super) controller: Option<RunningController>,
 }
 
 impl Services {
@@ -86,6 +93,7 @@ impl Services {
             max_per_second: settings.routing.notify_max_per_second,
         };
         let notifier = Notifier::start(settings.listen.response_version, limits, metrics.clone());
+        let controller_notifier = notifier.clone();
         let scan_interval = Duration::from_millis(settings.routing.scan_interval_ms);
         let options = RegistryOptions::from(settings);
         let registry_thread = (settings.connection_threads() > 1).then(Arbiter::new);
@@ -125,9 +133,12 @@ impl Services {
                 max_bytes: settings.limits.write_buffer_max_bytes,
             },
             reply_budget: ReplyBudget::new(settings.limits.reply_budget_bytes),
-            metrics,
+            metrics: metrics.clone(),
             slow_request: Duration::from_millis(settings.observe.slow_request_ms),
         };
-        Ok(Services { context, kv, config, storage, registry_thread, tls, watchers })
+        let controller = state
+            .controller
+            .map(|loaded| RunningController::start(loaded, &context, controller_notifier, settings, metrics));
+        Ok(Services { context, kv, config, storage, registry_thread, tls, watchers, controller })
     }
 }

@@ -9,6 +9,7 @@
 
 mod accept;
 mod compose;
+mod controller;
 
 use std::future::Future;
 use std::io;
@@ -32,9 +33,14 @@ use crate::settings::{Settings, Sources};
 use crate::tls::TlsError;
 use crate::warm::{final_snapshot, warm_start};
 
+use std::rc::Rc;
+
+use crate::dispatch::batch::RouteBatcher;
+use crate::io_pool::IoPool;
 use accept::{accept_until, io_threads, Accept, DRAIN_TIMEOUT};
 pub use compose::bind;
 use compose::{Services, State};
+pub use controller::bind_controller;
 
 /// Why the server could not start or run.
 #[derive(Debug, Error)]
@@ -54,6 +60,20 @@ pub enum ServeError {
     /// TLS is on and its certificate or key does not load.
     #[error(transparent)]
     Tls(#[from] TlsError),
+    /// The controller's Raft state does not load.
+    #[error(transparent)]
+    Controller(#[from] crate::controller::raft::log::StoreError),
+}
+
+/// The listeners a server serves on, bound by the caller (tests pre-bind them).
+#[derive(Debug, Default)]
+pub struct Listeners {
+    /// The NameServer port; `None` in standalone controller mode.
+    pub namesrv: Option<TcpListener>,
+    /// The controller port; `None`: bound from the settings when the controller runs.
+    pub controller: Option<TcpListener>,
+    /// The HTTP endpoint; `None`: bound from the settings.
+    pub http: Option<std::net::TcpListener>,
 }
 
 /// What the binary adds to serving: the config layers, read again on each reload request.
@@ -83,7 +103,19 @@ pub async fn serve_with(
     http: Option<std::net::TcpListener>,
 ) -> Result<(), ServeError> {
     let state = State::load(&settings)?;
-    serve_loaded(settings, state, listener, shutdown, reload, http).await
+    let listeners = Listeners { namesrv: Some(listener), controller: None, http };
+    serve_loaded(settings, state, listeners, shutdown, reload).await
+}
+
+/// [`serve_with`] on the given listeners (tests pre-bind the controller port too).
+pub async fn serve_on(
+    settings: Settings,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()>,
+    reload: Option<Reload>,
+) -> Result<(), ServeError> {
+    let state = State::load(&settings)?;
+    serve_loaded(settings, state, listeners, shutdown, reload).await
 }
 
 /// [`serve_with`] on the configured address, bound only once the state files have loaded: a
@@ -95,59 +127,65 @@ pub async fn load_bind_serve(
     reload: Option<Reload>,
 ) -> Result<(), ServeError> {
     let state = State::load(&settings)?;
-    let listener = bind(&settings)?;
-    serve_loaded(settings, state, listener, shutdown, reload, None).await
+    let standalone = settings.controller.controller_mode == crate::settings::ControllerMode::Standalone;
+    let namesrv = if standalone { None } else { Some(bind(&settings)?) };
+    let listeners = Listeners { namesrv, controller: bind_controller(&settings)?, http: None };
+    serve_loaded(settings, state, listeners, shutdown, reload).await
 }
 
 async fn serve_loaded(
     mut settings: Settings,
     state: State,
-    listener: TcpListener,
+    listeners: Listeners,
     shutdown: impl Future<Output = ()>,
     reload: Option<Reload>,
-    http: Option<std::net::TcpListener>,
 ) -> Result<(), ServeError> {
+    let Listeners { namesrv, controller, http } = listeners;
     // As Java does for listenPort=0: the port actually bound is the one reported and persisted.
-    settings.listen.listen_port = listener.local_addr()?.port();
+    if let Some(listener) = &namesrv {
+        settings.listen.listen_port = listener.local_addr()?.port();
+    }
+    let controller = match controller {
+        Some(listener) => Some(listener),
+        None => bind_controller(&settings)?,
+    };
     let (sources, requests) = reload.map(|r| (r.sources, r.requests)).unzip();
     let metrics = if settings.observe.metrics_enabled { Metrics::new() } else { Metrics::off() };
-    let services = Services::start(&settings, state, sources, metrics.clone())?;
+    let mut services = Services::start(&settings, state, sources, metrics.clone())?;
     if let Some(requests) = requests {
         actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
     }
     let warm = warm_start(&settings, &services.context.registry).await;
     let observer = Observer::start(&settings, services.context.registry.clone(), metrics, http)?;
-    let local = listener.local_addr()?;
-    let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
-    info!(addr = %local, http_addr = %http_addr, "listening");
-    observer.listening();
-    // The line Java's NamesrvStartup prints once listening, which scripts and containers wait for.
-    println!(
-        "The Name Server boot success. serializeType=JSON, address {}:{}",
-        settings.listen.bind_address,
-        local.port()
+    announce(&settings, &namesrv, &controller, &observer);
+    let mut pools = (
+        io_threads(settings.connection_threads(), &services.context.registry),
+        io_threads(1, &services.context.registry),
     );
-    notify(&[NotifyState::Ready, NotifyState::Status("listening")]);
-    let mut pool = io_threads(settings.connection_threads(), &services.context.registry);
-    info!(io_threads = pool.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
-    let accept = Accept { context: services.context.clone(), tls: services.tls.clone() };
-    let gate = AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
-    let connections = accept_until(&listener, &mut pool, accept, gate, shutdown).await;
+    info!(io_threads = pools.0.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
+    let connections = accept_all(&settings, &services, (&namesrv, &controller), &mut pools, shutdown).await;
     // The tables as they stand before our own closes, which are no broker departures.
     final_snapshot(&services.context.registry, warm.writer).await;
     notify(&[NotifyState::Stopping]);
     observer.stop().await;
-    drop(listener);
+    drop((namesrv, controller));
     info!("shutting down: stopped accepting connections");
     let begin = Instant::now();
-    let drained = connections.drain(DRAIN_TIMEOUT).await;
+    let mut drained = true;
+    for connections in connections.into_iter().flatten() {
+        drained &= connections.drain(DRAIN_TIMEOUT).await;
+    }
     match services.kv.ask(Flush { conn: ConnId::SERVER }).await {
         Ok(Err(error)) => warn!(%error, "kv snapshot at shutdown failed; the journal beside it keeps every change"),
         Err(error) => warn!(%error, "kv store gone before shutdown"),
         Ok(Ok(())) => {}
     }
+    if let Some(controller) = services.controller.take() {
+        controller.stop().await;
+    }
     services.storage.stop();
-    pool.stop();
+    pools.0.stop();
+    pools.1.stop();
     if let Some(registry) = services.registry_thread {
         registry.stop();
         let _ = registry.join();
@@ -155,6 +193,63 @@ async fn serve_loaded(
     info!(drained, drain_ms = begin.elapsed().as_millis() as u64, "shutdown complete");
     Ok(())
 }
+
+/// Logs the listening addresses and prints the boot lines scripts wait for.
+fn announce(settings: &Settings, namesrv: &Option<TcpListener>, controller: &Option<TcpListener>, observer: &Observer) {
+    let shown =
+        |l: &Option<TcpListener>| l.as_ref().and_then(|l| l.local_addr().ok()).map_or("off".into(), |a| a.to_string());
+    let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
+    info!(addr = %shown(namesrv), controller_addr = %shown(controller), http_addr = %http_addr, "listening");
+    observer.listening();
+    if let Some(local) = namesrv.as_ref().and_then(|l| l.local_addr().ok()) {
+        // The line Java's NamesrvStartup prints once listening, which scripts and containers wait for.
+        println!(
+            "The Name Server boot success. serializeType=JSON, address {}:{}",
+            settings.listen.bind_address,
+            local.port()
+        );
+    }
+    if controller.is_some() {
+        println!("The controller boot success. address {}", shown(controller));
+    }
+    notify(&[NotifyState::Ready, NotifyState::Status("listening")]);
+}
+
+/// Accepts on the NameServer port and the controller port (each when there) until `shutdown`;
+/// their open connections, to drain.
+async fn accept_all(
+    settings: &Settings,
+    services: &Services,
+    (namesrv, controller): (&Option<TcpListener>, &Option<TcpListener>),
+    (pool, controller_pool): &mut (IoPool<Rc<RouteBatcher>>, IoPool<Rc<RouteBatcher>>),
+    shutdown: impl Future<Output = ()>,
+) -> [Option<accept::Connections>; 2] {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    let gate = || AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
+    let namesrv_loop = async {
+        let listener = namesrv.as_ref()?;
+        let accept = Accept { context: services.context.clone(), tls: services.tls.clone(), first_id: 0 };
+        Some(accept_until(listener, pool, accept, gate(), until(stopped.clone())).await)
+    };
+    let controller_loop = async {
+        let (Some(listener), Some(running)) = (controller, &services.controller) else { return None };
+        let accept =
+            Accept { context: running.context.clone(), tls: services.tls.clone(), first_id: CONTROLLER_CONN_IDS };
+        Some(accept_until(listener, controller_pool, accept, gate(), until(stopped.clone())).await)
+    };
+    let signal = async {
+        shutdown.await;
+        let _ = stop.send(true);
+    };
+    let ((), namesrv_conns, controller_conns) = tokio::join!(signal, namesrv_loop, controller_loop);
+    [namesrv_conns, controller_conns]
+}
+
+/// Where the controller listener's connection ids start, apart from the NameServer port's.
+const CONTROLLER_CONN_IDS: u64 = 1 << 48;
 
 /// Tells the config store, and the watchers of the accounts and TLS files, to reload once per
 /// request.

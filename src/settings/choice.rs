@@ -67,6 +67,19 @@ macro_rules! choice {
 }
 
 choice! {
+    /// Whether this server is a RocketMQ 5 controller too (Java's `enableControllerInNamesrv`),
+    /// or only one (Java's `mqcontroller`).
+    ControllerMode {
+        /// No controller: the NameServer only.
+        Off = "off",
+        /// The NameServer and a controller beside it, on the controller port.
+        Embedded = "embedded",
+        /// A controller only: no NameServer port.
+        Standalone = "standalone",
+    }
+}
+
+choice! {
     /// Which serialization response headers use.
     ResponseSerializeType {
         /// The request's own serialization (the 4.9.x behaviour, which every client reads).

@@ -1,6 +1,6 @@
 //! The keys Java's `NamesrvStartup` accepts in a `-c` file, so that a Java NameServer's file loads
 //! here as it is: keys we have a setting for map to it (`JAVA_NAMES`), the others warn and are
-//! ignored, and `enableControllerInNamesrv=true` is refused (it would silently lose the controller).
+//! ignored, and `enableControllerInNamesrv=true` turns the controller on.
 
 /// NamesrvConfig's keys (Java's `MixAll.properties2Object` takes a key per public setter).
 pub const NAMESRV_CONFIG_KEYS: &[&str] = &[
@@ -75,7 +75,8 @@ pub const NETTY_CLIENT_CONFIG_KEYS: &[&str] = &[
 ];
 
 /// ControllerConfig's and JraftConfig's keys: Java reads them from the same file, only when
-/// `enableControllerInNamesrv=true` (which is refused here); otherwise they are inert.
+/// `enableControllerInNamesrv=true`; here those with a setting are read always (inert while the
+/// controller is off).
 pub const CONTROLLER_CONFIG_KEYS: &[&str] = &[
     "controllerType",
     "controllerThreadPoolNums",
@@ -120,7 +121,7 @@ pub enum JavaKey {
     NotJava,
     /// A key Java reads that has no setting here: warned about and ignored.
     Ignored,
-    /// `enableControllerInNamesrv` set to true: start-up must stop.
+    /// `enableControllerInNamesrv` set to true: the controller runs beside the NameServer.
     EmbeddedController,
 }
 
@@ -130,7 +131,7 @@ pub enum JavaKey {
 pub fn classify(key: &str, value: &str, has_setting: bool) -> JavaKey {
     if key == ENABLE_CONTROLLER_KEY {
         // Java's Boolean.parseBoolean: only "true", in any case, is true. A stray space (which
-        // Java would read as false) is refused too: better a loud stop than a lost controller.
+        // Java would read as false) counts as true: better a controller than a lost one.
         return if value.trim().eq_ignore_ascii_case("true") { JavaKey::EmbeddedController } else { JavaKey::Ignored };
     }
     let java = [NAMESRV_CONFIG_KEYS, NETTY_SERVER_CONFIG_KEYS, NETTY_CLIENT_CONFIG_KEYS, CONTROLLER_CONFIG_KEYS]
@@ -148,7 +149,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn java_keys_without_a_setting_are_ignored_and_the_controller_is_refused() {
+    fn java_keys_without_a_setting_are_ignored_and_the_controller_is_recognised() {
         assert_eq!(classify("serverWorkerThreads", "8", false), JavaKey::Ignored);
         assert_eq!(classify("useTLS", "true", false), JavaKey::Ignored);
         assert_eq!(classify("jRaftInitConf", "a:1", false), JavaKey::Ignored);

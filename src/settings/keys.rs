@@ -9,7 +9,10 @@ use std::sync::LazyLock;
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
-use super::{AclSettings, LimitSettings, ListenSettings, ObserveSettings, RoutingSettings, StateSettings, TlsSettings};
+use super::{
+    AclSettings, ControllerSettings, LimitSettings, ListenSettings, ObserveSettings, RoutingSettings, StateSettings,
+    TlsSettings,
+};
 
 /// Every key, group by group in the order [`super::Settings`] holds them.
 pub static KEY_ORDER: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -21,6 +24,7 @@ pub static KEY_ORDER: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
         fields::<ObserveSettings>(),
         fields::<AclSettings>(),
         fields::<TlsSettings>(),
+        fields::<ControllerSettings>(),
     ]
     .concat()
 });

@@ -46,7 +46,7 @@ impl Settings {
 impl Sources {
     /// Loads every layer: built-in defaults < defaults file < `-c` file < runtime updates
     /// (`config_store_path`) < environment < flags. Java keys with no setting here warn and are
-    /// ignored; `enableControllerInNamesrv=true` and unknown keys stop it, naming the source.
+    /// ignored; unknown keys stop it, naming the source.
     pub fn load(&self) -> Result<Settings, SettingsError> {
         let mut layers = Vec::new();
         if let Some(path) = self.defaults_file.as_deref().filter(|p| p.exists()) {
@@ -109,14 +109,16 @@ fn follow_remoting_listener(settings: &Settings) -> Result<String, SettingsError
     })
 }
 
-/// Drops (with a warning) Java keys that have no setting here; refuses the embedded controller.
+/// Drops (with a warning) Java keys that have no setting here; `enableControllerInNamesrv=true`
+/// becomes `controller_mode = "embedded"`.
 fn screen(mut layer: Layer) -> Result<Layer, SettingsError> {
     let known = Settings::keys();
     let mut kept = Vec::with_capacity(layer.values.len());
     for (key, value) in std::mem::take(&mut layer.values) {
         let text = value.to_string();
         match java::classify(&key, &text, known.contains(&canonical_key(&key))) {
-            JavaKey::EmbeddedController => return Err(SettingsError::EmbeddedController { origin: layer.origin }),
+            // Java's enableControllerInNamesrv=true: the controller beside the NameServer.
+            JavaKey::EmbeddedController => kept.push(("controller_mode".to_owned(), "embedded".into())),
             JavaKey::Ignored => warn!(key = %key, source = %layer.origin, "ignoring Java setting with no meaning here"),
             JavaKey::NotJava => kept.push((key, value)),
         }
@@ -254,7 +256,8 @@ fn from_config(config: Config) -> Result<Settings, SettingsError> {
         limits: config.clone().try_deserialize()?,
         observe: config.clone().try_deserialize()?,
         acl: config.clone().try_deserialize()?,
-        tls: config.try_deserialize()?,
+        tls: config.clone().try_deserialize()?,
+        controller: config.try_deserialize()?,
     })
 }
 

@@ -14,6 +14,7 @@ use thiserror::Error;
 
 pub mod addr;
 pub mod choice;
+pub mod controller;
 pub mod credentials;
 pub mod file;
 mod groups;
@@ -26,7 +27,10 @@ pub mod sources;
 mod update;
 mod validate;
 
-pub use choice::{AclProtect, ConfigFormat, LargeBodyDecode, LogFormat, PrintFormat, ResponseSerializeType, TlsMode};
+pub use choice::{
+    AclProtect, ConfigFormat, ControllerMode, LargeBodyDecode, LogFormat, PrintFormat, ResponseSerializeType, TlsMode,
+};
+pub use controller::ControllerSettings;
 pub use groups::{
     AclSettings, LimitSettings, ListenSettings, ObserveSettings, RoutingSettings, StateSettings, TlsSettings,
 };
@@ -62,6 +66,14 @@ pub const JAVA_NAMES: &[(&str, &str)] = &[
     ("configStorePath", "config_store_path"),
     ("rocketmqHome", "rocketmq_home"),
     ("configBlackList", "config_black_list"),
+    ("controllerDLegerGroup", "controller_group"),
+    ("controllerDLegerPeers", "controller_peers"),
+    ("controllerDLegerSelfId", "controller_self_id"),
+    ("controllerStorePath", "controller_store_path"),
+    ("scanInactiveMasterInterval", "controller_scan_inactive_master_interval_ms"),
+    ("electMasterMaxRetryCount", "controller_elect_master_max_retry_count"),
+    ("enableElectUncleanMaster", "controller_enable_elect_unclean_master"),
+    ("notifyBrokerRoleChanged", "controller_notify_broker_role_changed"),
 ];
 
 /// Keys UPDATE_NAMESRV_CONFIG refuses whatever `config_black_list` says, with NO_PERMISSION:
@@ -129,6 +141,9 @@ pub struct Settings {
     /// TLS on the remoting port.
     #[serde(flatten)]
     pub tls: TlsSettings,
+    /// The RocketMQ 5 controller.
+    #[serde(flatten)]
+    pub controller: ControllerSettings,
 }
 
 /// Settings that cannot be loaded or make no sense; start-up stops with this message.
@@ -168,11 +183,6 @@ pub enum SettingsError {
     /// A `NAMESRV_<KEY>` setting whose value is not valid UTF-8.
     #[error("{variable}: the value is not valid UTF-8")]
     NotUnicode { variable: String },
-    /// `enableControllerInNamesrv=true`: the controller Java would embed does not exist here.
-    #[error(
-        "{origin}: enableControllerInNamesrv=true: embedded controller not supported: run the RocketMQ controller separately"
-    )]
-    EmbeddedController { origin: LayerOrigin },
 }
 
 impl Settings {

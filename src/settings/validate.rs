@@ -57,7 +57,8 @@ impl Settings {
             return invalid("io_threads", "must be at most 1024 (0: one per core)");
         }
         self.validate_bounds()?;
-        self.validate_security()
+        self.validate_security()?;
+        self.controller.validate()
     }
 
     /// The bounds on what peers can make the server hold or do.

@@ -15,6 +15,7 @@ mod cli;
 mod client;
 mod common;
 mod connection_limit;
+mod controller;
 mod differential;
 mod fair_shares;
 mod http_endpoint;

@@ -225,7 +225,7 @@ fn every_key_java_accepts_in_its_file_warns_instead_of_failing() {
 }
 
 #[test]
-fn the_embedded_controller_fails_start_up_loudly() {
+fn the_embedded_controller_turns_on_and_needs_its_peers() {
     let dir = temp_dir();
     let text = format!("{NAMESRV_CONF}enableControllerInNamesrv = true\ncontrollerDLegerPeers=n0-127.0.0.1:9878\n");
     let file = write(&dir, "controller.conf", &text);
@@ -233,15 +233,16 @@ fn the_embedded_controller_fails_start_up_loudly() {
     cmd.arg("-c").arg(&file);
     let (status, _, stderr) = run_to_exit(cmd);
     assert_eq!(status.code(), Some(2), "stderr:\n{stderr}");
-    assert!(stderr.contains("embedded controller not supported: run the RocketMQ controller separately"), "{stderr}");
-    assert!(stderr.contains(&file.display().to_string()), "the file is named:\n{stderr}");
+    assert!(stderr.contains("controller_self_id") && stderr.contains("n0"), "{stderr}");
     assert!(!stderr.contains("listening"), "it never served:\n{stderr}");
 
     let mut cmd = namesrv_command(&dir);
-    cmd.args(["--set", "enableControllerInNamesrv=TRUE", "-p"]);
-    let (status, _, stderr) = run_to_exit(cmd);
-    assert_eq!(status.code(), Some(2), "from the command line too:\n{stderr}");
-    assert!(stderr.contains("command line") && stderr.contains("embedded controller not supported"), "{stderr}");
+    cmd.args(["--set", "enableControllerInNamesrv=TRUE", "--set", "controllerDLegerPeers=n0-127.0.0.1:9878"]);
+    cmd.args(["--set", "controllerDLegerSelfId=n0", "-p"]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert!(status.success(), "the Java keys set the controller:\n{stderr}");
+    assert!(stdout.contains("controller_mode = \"embedded\""), "{stdout}");
+    assert!(stdout.contains("controller_peers = \"n0-127.0.0.1:9878\""), "{stdout}");
 }
 
 // ---------------------------------------------------------------------------------------------

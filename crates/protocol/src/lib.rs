@@ -3,7 +3,8 @@
 //! (`command`) and its codes (`code`), headers (`header`: JSON with its fast readers, binary,
 //! typed fields), request bodies (`body`: the register body's forms, topic and version bodies),
 //! JSON output and leniency (`json`), what is answered (`reply`: response bodies, reply
-//! templates), the session-credential signature (`signature`), the body CRC brokers send, and
+//! templates), the controller protocol of RocketMQ 5 (`controller`: its codes, headers and
+//! bodies), the session-credential signature (`signature`), the body CRC brokers send, and
 //! the route values bodies and tables share (`model`). No actix, no I/O, no state: the server,
 //! its tools and its tests build on it alike. `testing` opens the fast readers to the fuzz
 //! targets and benchmarks.
@@ -13,6 +14,7 @@ pub mod body;
 pub mod code;
 pub mod codec;
 pub mod command;
+pub mod controller;
 pub mod header;
 pub mod json;
 pub mod model;

@@ -1,13 +1,18 @@
 //! namesrv-testkit: the harness every integration test of the workspace uses — the real server
 //! in-process on a pre-bound 127.0.0.1:0 listener ([`TestServer`]), the test [`Client`] (a
 //! strict layer over namesrv-client's blocking connection), broker registrations ([`Broker`]),
-//! waits ([`eventually`]), and helpers for requests, routes, HTTP, access control and TLS.
+//! controller peers ([`controller::ControllerCluster`]) and brokers in controller mode
+//! ([`controller_broker::ControllerBroker`]), waits ([`eventually`]), and helpers for requests, routes, HTTP, access control and TLS.
 //! It holds no socket code of its own for the remoting protocol.
 #![forbid(unsafe_code)]
 
 pub mod broker;
+mod broker_loop;
+mod broker_state;
 pub mod checks;
 pub mod client;
+pub mod controller;
+pub mod controller_broker;
 pub mod http;
 pub mod kv_config;
 pub mod requests;

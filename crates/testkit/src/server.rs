@@ -120,20 +120,40 @@ impl TestServer {
     }
 
     fn start_serving(settings: Settings, http: Option<std::net::TcpListener>) -> Self {
-        let kept = settings.clone();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().unwrap();
+        Self::start_listeners(settings, Some(listener), None, http)
+    }
+
+    /// A server with exactly these settings on these pre-bound listeners: the NameServer port
+    /// (`None`: a standalone controller, whose `addr` is then the controller port) and the
+    /// controller port (`None`: bound from the settings when the controller runs).
+    pub fn start_listeners(
+        settings: Settings,
+        namesrv: Option<std::net::TcpListener>,
+        controller: Option<std::net::TcpListener>,
+        http: Option<std::net::TcpListener>,
+    ) -> Self {
+        let kept = settings.clone();
+        let shown = namesrv.as_ref().or(controller.as_ref()).expect("a listener");
+        let addr = shown.local_addr().unwrap();
         let http_addr = http.as_ref().map(|l| l.local_addr().unwrap());
-        listener.set_nonblocking(true).unwrap();
+        for l in namesrv.iter().chain(controller.iter()) {
+            l.set_nonblocking(true).unwrap();
+        }
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let system = actix::System::new();
             system.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let tokio_listener = |l: std::net::TcpListener| tokio::net::TcpListener::from_std(l).unwrap();
+                let listeners = namesrv::server::Listeners {
+                    namesrv: namesrv.map(tokio_listener),
+                    controller: controller.map(tokio_listener),
+                    http,
+                };
                 let shutdown = async {
                     let _ = rx.await;
                 };
-                namesrv::server::serve_with(settings, listener, shutdown, None, http).await.unwrap();
+                namesrv::server::serve_on(settings, listeners, shutdown, None).await.unwrap();
             });
         });
         TestServer {

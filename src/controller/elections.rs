@@ -1,0 +1,207 @@
+//! Liveness and the elections it starts: heartbeats and connection closes update this node's
+//! table; a timer wakes at the next heartbeat deadline; when the serving leader finds a master
+//! gone (its connection closed, its heartbeats stopped while connected — apache/rocketmq#10416 —
+//! or a sweep finds it dead) it elects a new one, retrying a write that failed, and tells the
+//! group's alive members with NOTIFY_BROKER_ROLE_CHANGED.
+
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use tracing::{info, warn};
+
+use super::liveness::Cause as InactiveCause;
+use super::liveness::{LiveEntry, LiveKey, DEFAULT_TIMEOUT};
+use super::messages::{BrokerHeartbeat, Cause, ConnectionClosed, Failure, Outcome};
+use super::state::decide::Answer;
+use super::writes::Pending;
+use super::Controller;
+use crate::mailbox::Apply;
+use crate::notifier::SendRoleChanged;
+use crate::origin::ConnId;
+use crate::protocol::controller::body::{ElectMasterResponseBody, SyncStateSet};
+use crate::protocol::controller::response::MasterFields;
+use crate::ratelog::RateLimit;
+
+/// The next liveness deadline fell due.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(super) struct Wake;
+
+/// Try a controller-triggered election of group `name` again.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(super) struct RetryElection {
+    name: String,
+    attempt: u32,
+    cause: Cause,
+}
+
+/// One warning per 10 s about heartbeats the full table drops.
+fn full_warnings() -> &'static RateLimit {
+    static LIMIT: std::sync::OnceLock<RateLimit> = std::sync::OnceLock::new();
+    LIMIT.get_or_init(|| RateLimit::new(1, Duration::from_secs(10)))
+}
+
+impl Apply<Controller> for BrokerHeartbeat {
+    fn apply(self, controller: &mut Controller) {
+        let now = Instant::now();
+        if let Err(full) = controller.live.heartbeat(self.beat, self.conn, now) {
+            if let Some(suppressed) = full_warnings().admit() {
+                warn!(max = full.max, suppressed, "controller liveness table full: heartbeat of a new broker dropped");
+            }
+            return;
+        }
+        controller.schedule_wake();
+    }
+}
+
+impl Apply<Controller> for ConnectionClosed {
+    fn apply(self, controller: &mut Controller) {
+        let gone = controller.live.connection_closed(self.conn);
+        controller.inactive(gone, InactiveCause::ConnectionClosed);
+    }
+}
+
+impl Handler<Wake> for Controller {
+    type Result = ();
+
+    fn handle(&mut self, _: Wake, _: &mut Context<Self>) {
+        self.wake = None;
+        let gone = self.live.expire(Instant::now());
+        self.inactive(gone, InactiveCause::HeartbeatTimeout);
+        self.schedule_wake();
+    }
+}
+
+impl Handler<RetryElection> for Controller {
+    type Result = ();
+
+    fn handle(&mut self, msg: RetryElection, _: &mut Context<Self>) {
+        self.queue.push_back(Pending::Elect { name: msg.name, attempt: msg.attempt, cause: msg.cause });
+        self.process_queue();
+    }
+}
+
+impl Controller {
+    /// Sets the wake timer to the next deadline, unless it is set for that time or earlier.
+    fn schedule_wake(&mut self) {
+        let Some(next) = self.live.next_deadline() else { return };
+        if self.wake.as_ref().is_some_and(|(at, _)| *at <= next) {
+            return;
+        }
+        let Some(me) = self.me.clone() else { return };
+        if let Some((_, old)) = self.wake.take() {
+            old.abort();
+        }
+        // A millisecond late, so the deadline has passed when the table is asked.
+        let at = next + Duration::from_millis(1);
+        let timer = actix::spawn(async move {
+            tokio::time::sleep_until(at.into()).await;
+            me.do_send(Wake);
+        });
+        self.wake = Some((at, timer));
+    }
+
+    /// Brokers that stopped being alive: an election for each group whose master it was.
+    fn inactive(&mut self, gone: Vec<(LiveKey, LiveEntry)>, cause: InactiveCause) {
+        let now = Instant::now();
+        for (key, entry) in gone {
+            let silent_ms = now.saturating_duration_since(entry.last).as_millis() as u64;
+            info!(cluster = %key.cluster, broker = %key.name, id = key.id, addr = %entry.addr, cause = cause.name(), silent_ms, "controller: broker inactive");
+            let is_master = {
+                let applied = self.machine.lock();
+                applied
+                    .tables
+                    .group(&key.name)
+                    .is_some_and(|g| g.master() == Some(key.id) && g.cluster() == key.cluster)
+            };
+            if is_master {
+                self.trigger_election(&key.name, Cause::Inactive(cause));
+            }
+        }
+    }
+
+    /// Every sweep period: groups whose master is dead while a replica lives get an election.
+    pub(super) fn sweep(&mut self) {
+        let now = Instant::now();
+        if !self.serving(now) {
+            return;
+        }
+        let live = self.live.at(now);
+        let names: Vec<String> = {
+            let applied = self.machine.lock();
+            use super::state::decide::LiveView;
+            applied
+                .tables
+                .groups()
+                .filter(|(name, g)| {
+                    g.master().is_some_and(|m| live.live(g.cluster(), name, m).is_none())
+                        && g.replicas().keys().any(|id| live.live(g.cluster(), name, *id).is_some())
+                })
+                .map(|(name, _)| name.to_owned())
+                .collect()
+        };
+        for name in names {
+            self.trigger_election(&name, Cause::Sweep);
+        }
+    }
+
+    /// Queues an election of group `name` by the controller, once per group at a time, on the
+    /// serving leader that has had time to hear every broker's heartbeat.
+    fn trigger_election(&mut self, name: &str, cause: Cause) {
+        let now = Instant::now();
+        let warm_after = self.live.longest_timeout().unwrap_or(DEFAULT_TIMEOUT);
+        if !self.serving(now) || now < self.started_at + warm_after || !self.electing.insert(name.to_owned()) {
+            return;
+        }
+        info!(broker = %name, cause = ?cause, "controller: electing a new master");
+        self.queue.push_back(Pending::Elect { name: name.to_owned(), attempt: 0, cause });
+        self.process_queue();
+    }
+
+    /// A controller-triggered election ended with `outcome`; a write that failed is tried again.
+    pub(super) fn election_done(&mut self, name: String, attempt: u32, cause: Cause, outcome: Outcome) {
+        match outcome {
+            Ok(Answer::Elected { master, body }) => {
+                info!(broker = %name, master = ?master.master_broker_id, epoch = ?master.master_epoch, cause = ?cause, "controller: new master elected");
+                self.notify_role_change(&name, &master, &body);
+            }
+            Ok(_) => info!(broker = %name, "controller: master kept"),
+            Err(Failure::Refused(refusal)) => {
+                info!(broker = %name, remark = %refusal.remark, "controller: no new master")
+            }
+            Err(failure) if attempt + 1 < self.options.elect_max_retries.max(1) => {
+                let backoff = Duration::from_millis(100 << attempt.min(6));
+                warn!(broker = %name, error = %failure, attempt, "controller: election failed; retrying");
+                if let Some(me) = self.me.clone() {
+                    let retry = RetryElection { name, attempt: attempt + 1, cause };
+                    actix::spawn(async move {
+                        tokio::time::sleep(backoff).await;
+                        me.do_send(retry);
+                    });
+                }
+                return;
+            }
+            Err(failure) => warn!(broker = %name, error = %failure, "controller: election failed; giving up"),
+        }
+        self.electing.remove(&name);
+    }
+
+    /// NOTIFY_BROKER_ROLE_CHANGED to every alive member of the group (Java's `NotifyService`).
+    pub(super) fn notify_role_change(&self, name: &str, master: &MasterFields, body: &ElectMasterResponseBody) {
+        let Some(group) = body.member_group.as_ref().filter(|_| self.options.notify_broker_role_changed) else {
+            return;
+        };
+        let live = self.live.at(Instant::now());
+        use super::state::decide::LiveView;
+        let targets: Vec<String> = group
+            .broker_addrs
+            .iter()
+            .filter(|(id, _)| live.live(&group.cluster, name, **id).is_some())
+            .map(|(_, addr)| addr.clone())
+            .collect();
+        let set =
+            SyncStateSet { ids: body.sync_state_set.clone(), epoch: master.sync_state_set_epoch.unwrap_or_default() };
+        self.notifier.tell(SendRoleChanged { conn: ConnId::SERVER, targets, master: master.clone(), set });
+    }
+}

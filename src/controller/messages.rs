@@ -1,0 +1,79 @@
+//! Every message the controller actor takes from connections, one struct each, and what a
+//! request comes to when it is not an answer of the state machine ([`Failure`]).
+
+use std::time::Duration;
+
+use thiserror::Error;
+use tokio::sync::oneshot;
+
+use super::liveness::{Beat, Cause as InactiveCause};
+use super::state::decide::{Answer, Op, Refusal};
+use crate::origin::ConnId;
+use crate::protocol::controller::response::MetadataResponse;
+use crate::request;
+
+/// Why a request got no answer of the state machine.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum Failure {
+    /// The state machine refused it (Java's code and remark).
+    #[error("{}", .0.remark)]
+    Refused(Refusal),
+    /// This node is not the serving leader (CONTROLLER_NOT_LEADER).
+    #[error("The controller is not in leader state")]
+    NotLeader,
+    /// The queue of writes waiting for their turn is full.
+    #[error("controller busy: {0} writes waiting")]
+    Busy(usize),
+    /// The write was not committed in time; it may still commit.
+    #[error("write not committed within {} ms (leader {leader}, term {term}); no quorum?", .waited.as_millis())]
+    NotCommitted { waited: Duration, leader: String, term: u64 },
+    /// The state changed between the decision and its commit (should not happen: one write at a time).
+    #[error("controller state changed while the write was committed; retry")]
+    Stale,
+    /// Raft failed (the node is shutting down or its storage failed).
+    #[error("controller unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Why the controller started an election.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The master became inactive on this node.
+    Inactive(InactiveCause),
+    /// The sweep found the master dead.
+    Sweep,
+}
+
+/// What a request to the controller's state comes to.
+pub type Outcome = Result<Answer, Failure>;
+
+/// A request to the state machine: decided on the serving leader, committed first when it
+/// changes anything, answered through the receiver the actor returns.
+#[derive(Debug)]
+pub struct Submit {
+    pub conn: ConnId,
+    pub op: Op,
+}
+request!(Submit, oneshot::Receiver<Outcome>);
+
+/// A BROKER_HEARTBEAT: the broker is alive, here and now.
+#[derive(Debug)]
+pub struct BrokerHeartbeat {
+    pub conn: ConnId,
+    pub beat: Beat,
+}
+request!(BrokerHeartbeat, ());
+
+/// A controller connection closed: brokers whose heartbeats came over it are inactive at once.
+#[derive(Debug)]
+pub struct ConnectionClosed {
+    pub conn: ConnId,
+}
+request!(ConnectionClosed, ());
+
+/// CONTROLLER_GET_METADATA_INFO: who leads, as this node knows it.
+#[derive(Debug)]
+pub struct GetMetadata {
+    pub conn: ConnId,
+}
+request!(GetMetadata, MetadataResponse, query);

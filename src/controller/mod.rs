@@ -1,0 +1,183 @@
+//! The RocketMQ 5 controller (Java's `controller` module, embedded in the NameServer with
+//! `enableControllerInNamesrv=true` or standalone as `mqcontroller`): assigns broker ids, elects
+//! broker masters and tracks in-sync replicas, replicated over the controller peers with Raft.
+//!
+//! `state` is the replicated state machine (pure); `liveness` which brokers are alive (pure,
+//! per node); `raft` the replication (openraft: log, state machine, peer links). The
+//! [`Controller`] actor runs on a thread of its own with openraft's tasks: it serves requests
+//! only as the leader whose first commit of its term is applied (`leader`), one write in
+//! flight (`writes`), and elects new masters when a master's connection closes or its
+//! heartbeats stop (`elections`). It needs nothing of the NameServer's registry.
+
+mod elections;
+mod leader;
+pub mod liveness;
+pub mod messages;
+pub mod options;
+pub mod raft;
+pub mod state;
+mod writes;
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use actix::prelude::*;
+use tracing::{error, info};
+
+use crate::logged_handler;
+use crate::mailbox::Mailbox;
+use crate::metrics::Metrics;
+use crate::notifier::NotifierHandle;
+use leader::RaftView;
+use liveness::LiveTable;
+pub use options::ControllerOptions;
+use raft::log::{LogStore, StoreError};
+use raft::machine::Machine;
+use raft::network::PeerNet;
+use raft::Raft;
+use writes::{InFlight, Pending};
+
+/// The controller's address, counting queued messages.
+pub type ControllerHandle = Mailbox<Controller>;
+
+/// This peer's Raft handle once it runs: incoming peer frames are served on it directly.
+pub type SharedRaft = Arc<OnceLock<Raft>>;
+
+/// What start-up reads from the controller's state directory before anything is bound.
+pub struct ControllerStore {
+    log: LogStore,
+    machine: Machine,
+}
+
+impl ControllerStore {
+    /// Loads the log, vote and snapshot from `options.store_dir` (a corrupt file stops start-up).
+    pub fn open(options: &ControllerOptions) -> Result<ControllerStore, StoreError> {
+        let log = LogStore::open(&options.store_dir)?;
+        let machine = Machine::open(&options.store_dir, log.io())?;
+        info!(dir = %options.store_dir.display(), entries = log.len(), "controller state loaded");
+        Ok(ControllerStore { log, machine })
+    }
+}
+
+/// The controller actor of one peer.
+pub struct Controller {
+    options: ControllerOptions,
+    /// The Raft handle, once `started` has made it.
+    raft: Option<Raft>,
+    /// The same, for the dispatcher's peer frames.
+    shared: SharedRaft,
+    /// The applied tables (shared with openraft's state machine).
+    machine: Machine,
+    /// The log, until it is handed to openraft.
+    log: Option<LogStore>,
+    /// Which brokers are alive, as this node sees it.
+    live: LiveTable,
+    /// What Raft last said about this node.
+    role: RaftView,
+    /// The term this node leads and has its first commit applied in: it serves then only.
+    ready_term: Option<u64>,
+    /// A term whose first commit is being awaited.
+    readying: Option<u64>,
+    /// Requests and elections waiting for their turn.
+    queue: VecDeque<Pending>,
+    /// The write being committed.
+    in_flight: Option<InFlight>,
+    /// Groups with a controller-triggered election queued or under way.
+    electing: HashSet<String>,
+    /// When this node started: no controller-triggered election before it has heard every broker.
+    started_at: Instant,
+    /// Sends NOTIFY_BROKER_ROLE_CHANGED.
+    notifier: NotifierHandle,
+    /// Its own address, for the continuations of its async work.
+    me: Option<Addr<Controller>>,
+    /// The timer of the next liveness deadline: when it fires, and its task.
+    wake: Option<(Instant, tokio::task::JoinHandle<()>)>,
+}
+
+impl Controller {
+    /// Starts the controller on `arbiter` (its own thread: openraft's tasks run there too).
+    pub fn start(
+        options: ControllerOptions,
+        store: ControllerStore,
+        notifier: NotifierHandle,
+        arbiter: &ArbiterHandle,
+        metrics: Arc<Metrics>,
+    ) -> (ControllerHandle, SharedRaft) {
+        let shared = SharedRaft::default();
+        let live = LiveTable::new(options.max_live_brokers);
+        let controller = Controller {
+            raft: None,
+            shared: shared.clone(),
+            machine: store.machine,
+            log: Some(store.log),
+            live,
+            role: RaftView::default(),
+            ready_term: None,
+            readying: None,
+            queue: VecDeque::new(),
+            in_flight: None,
+            electing: HashSet::new(),
+            started_at: Instant::now(),
+            notifier,
+            me: None,
+            wake: None,
+            options,
+        };
+        let addr = Controller::start_in_arbiter(arbiter, |_| controller);
+        (Mailbox::new(addr, "controller", metrics), shared)
+    }
+
+    /// Makes the Raft node of this peer and joins the configured group.
+    fn start_raft(&mut self, ctx: &mut Context<Self>) {
+        let Some(log) = self.log.take() else { return };
+        let o = &self.options;
+        let members = raft::members(&o.peers);
+        let net = PeerNet::new(&o.group, o.self_id(), &o.self_name, members.clone());
+        let (config, self_id, machine) = (o.raft_config(), o.self_id(), self.machine.clone());
+        let made = async move {
+            let config = Arc::new(config.validate().map_err(|e| e.to_string())?);
+            let raft = Raft::new(self_id, config, net, log, machine).await.map_err(|e| e.to_string())?;
+            match raft.initialize(members).await {
+                Ok(()) => {}
+                Err(openraft::error::RaftError::APIError(openraft::error::InitializeError::NotAllowed(_))) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+            Ok(raft)
+        };
+        ctx.spawn(made.into_actor(self).map(|made: Result<Raft, String>, this, ctx| match made {
+            Ok(raft) => this.raft_started(raft, ctx),
+            Err(reason) => {
+                error!(%reason, "controller raft did not start");
+                ctx.stop();
+            }
+        }));
+    }
+
+    fn raft_started(&mut self, raft: Raft, ctx: &mut Context<Self>) {
+        info!(peer = %self.options.self_name, id = self.options.self_id(), "controller raft started");
+        let _ = self.shared.set(raft.clone());
+        leader::watch_metrics(&raft, ctx.address());
+        self.raft = Some(raft);
+        let sweep = self.options.sweep_interval;
+        ctx.run_interval(sweep, |this, _| this.sweep());
+    }
+}
+
+impl Actor for Controller {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.me = Some(ctx.address());
+        self.start_raft(ctx);
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        if let Some((_, timer)) = self.wake.take() {
+            timer.abort();
+        }
+        info!("controller stopped");
+    }
+}
+
+logged_handler!(Controller);

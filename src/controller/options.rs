@@ -1,0 +1,121 @@
+//! What the controller runs with, taken from the settings once at start.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::raft::{node_id, Peer};
+
+/// The controller's options.
+#[derive(Debug, Clone)]
+pub struct ControllerOptions {
+    /// `controllerDLegerGroup`: the Raft cluster name and 1005's `group`.
+    pub group: String,
+    /// This peer's id (`controllerDLegerSelfId`).
+    pub self_name: String,
+    /// Every peer, this one included, in configured order.
+    pub peers: Vec<Peer>,
+    /// Where the log, vote and snapshot live.
+    pub store_dir: PathBuf,
+    /// Raft heartbeat period.
+    pub raft_heartbeat: Duration,
+    /// Raft election timeout range.
+    pub raft_election_min: Duration,
+    /// See `raft_election_min`.
+    pub raft_election_max: Duration,
+    /// A snapshot after this many entries.
+    pub snapshot_every_entries: u64,
+    /// A write not committed in this time is answered with an error.
+    pub write_timeout: Duration,
+    /// Most requests waiting for their turn.
+    pub max_pending_writes: usize,
+    /// The leader answers only while a quorum acknowledged it this recently.
+    pub leader_lease: Duration,
+    /// Send NOTIFY_BROKER_ROLE_CHANGED after elections (`notifyBrokerRoleChanged`).
+    pub notify_broker_role_changed: bool,
+    /// Elect out-of-sync replicas when no in-sync one lives (`enableElectUncleanMaster`).
+    pub elect_unclean_master: bool,
+    /// Tries of a controller-triggered election that failed to commit (`electMasterMaxRetryCount`).
+    pub elect_max_retries: u32,
+    /// Period of the sweep for groups whose master is dead (`scanInactiveMasterInterval`).
+    pub sweep_interval: Duration,
+    /// Most brokers the liveness table holds.
+    pub max_live_brokers: usize,
+}
+
+impl ControllerOptions {
+    /// This peer's Raft node id.
+    pub fn self_id(&self) -> u64 {
+        node_id(&self.self_name)
+    }
+
+    /// The address of peer `id`, when it is configured.
+    pub fn peer(&self, id: u64) -> Option<&Peer> {
+        self.peers.iter().find(|p| node_id(&p.name) == id)
+    }
+
+    /// `id:addr;` per peer, as 1005 lists them.
+    pub fn peers_text(&self) -> String {
+        self.peers.iter().map(|p| format!("{}:{};", p.name, p.addr)).collect()
+    }
+
+    /// The openraft configuration (validated by the caller).
+    pub fn raft_config(&self) -> openraft::Config {
+        let ms = |d: Duration| d.as_millis() as u64;
+        openraft::Config {
+            cluster_name: self.group.clone(),
+            heartbeat_interval: ms(self.raft_heartbeat),
+            election_timeout_min: ms(self.raft_election_min),
+            election_timeout_max: ms(self.raft_election_max),
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(self.snapshot_every_entries),
+            max_in_snapshot_log_to_keep: self.snapshot_every_entries.min(100),
+            ..Default::default()
+        }
+    }
+}
+
+impl ControllerOptions {
+    /// The options the settings give, when a controller runs.
+    pub fn from_settings(settings: &crate::settings::Settings) -> Option<ControllerOptions> {
+        let c = &settings.controller;
+        if !c.enabled() {
+            return None;
+        }
+        let peers = c.peers().ok()?.into_iter().map(|p| Peer { name: p.id, addr: p.addr }).collect();
+        let store_dir = match c.controller_store_path.trim() {
+            "" => std::path::Path::new(&settings.state.kv_config_path)
+                .parent()
+                .map_or_else(|| PathBuf::from("controller"), |dir| dir.join("controller")),
+            path => PathBuf::from(path),
+        };
+        let ms = Duration::from_millis;
+        Some(ControllerOptions {
+            group: c.controller_group.clone(),
+            self_name: c.controller_self_id.clone(),
+            peers,
+            store_dir,
+            raft_heartbeat: ms(c.controller_raft_heartbeat_ms),
+            raft_election_min: ms(c.controller_raft_election_timeout_min_ms),
+            raft_election_max: ms(c.controller_raft_election_timeout_max_ms),
+            snapshot_every_entries: c.controller_snapshot_every_entries.max(1),
+            write_timeout: ms(c.controller_write_timeout_ms),
+            max_pending_writes: c.controller_max_pending_writes,
+            leader_lease: ms(c.controller_leader_lease_ms),
+            notify_broker_role_changed: c.controller_notify_broker_role_changed,
+            elect_unclean_master: c.controller_enable_elect_unclean_master,
+            elect_max_retries: c.controller_elect_master_max_retry_count,
+            sweep_interval: ms(c.controller_scan_inactive_master_interval_ms),
+            max_live_brokers: c.controller_max_live_brokers,
+        })
+    }
+
+    /// The IP addresses of the other peers (names resolved now), which Raft frames come from.
+    pub fn peer_ips(&self) -> std::collections::HashSet<std::net::IpAddr> {
+        let mut ips = std::collections::HashSet::new();
+        for peer in &self.peers {
+            if let Ok((host, port)) = crate::settings::addr::split_host_port(&peer.addr) {
+                ips.extend(crate::settings::addr::resolve(&host, port).unwrap_or_default().iter().map(|a| a.ip()));
+            }
+        }
+        ips
+    }
+}

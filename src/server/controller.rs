@@ -1,0 +1,84 @@
+//! The controller beside (or instead of) the NameServer: its state loaded before anything is
+//! bound, its listener (this peer's port from `controller_peers`), its actor on a thread of its
+//! own, and what its connections get (the same framing, budgets and timeouts as the NameServer
+//! port, a dispatcher that fronts the controller).
+
+use std::io;
+use std::sync::Arc;
+
+use actix::Arbiter;
+use tokio::net::TcpListener;
+use tracing::info;
+
+use crate::connection::ConnectionContext;
+use crate::controller::raft::log::StoreError;
+use crate::controller::{Controller, ControllerOptions, ControllerStore, SharedRaft};
+use crate::dispatch::controller::ControllerFront;
+use crate::listen;
+use crate::metrics::Metrics;
+use crate::notifier::NotifierHandle;
+use crate::settings::{addr, Settings};
+
+/// Binds this peer's controller address: `controller_bind_address` (else `bind_address`) and
+/// the port of this peer in `controller_peers`.
+pub fn bind_controller(settings: &Settings) -> io::Result<Option<TcpListener>> {
+    let Some(me) = settings.controller.self_peer().filter(|_| settings.controller.enabled()) else {
+        return Ok(None);
+    };
+    let bad =
+        |e: String| io::Error::new(io::ErrorKind::InvalidInput, format!("bad controller address {}: {e}", me.addr));
+    let (_, port) = addr::split_host_port(&me.addr).map_err(|e| bad(e.to_string()))?;
+    let host = match settings.controller.controller_bind_address.trim() {
+        "" => settings.listen.bind_address.clone(),
+        host => host.to_owned(),
+    };
+    let shown = addr::join_host_port(&host, port);
+    let addrs = addr::resolve(&host, port).map_err(|e| bad(e.to_string()))?;
+    Ok(Some(TcpListener::from_std(listen::bind_addrs(&shown, addrs)?)?))
+}
+
+/// The controller's state, read before binding.
+pub(super) fn load(settings: &Settings) -> Result<Option<(ControllerOptions, ControllerStore)>, StoreError> {
+    let Some(options) = ControllerOptions::from_settings(settings) else { return Ok(None) };
+    let store = ControllerStore::open(&options)?;
+    Ok(Some((options, store)))
+}
+
+/// A running controller: its thread, its Raft, and what its connections get.
+pub(super) struct RunningController {
+    arbiter: Arbiter,
+    raft: SharedRaft,
+    /// What each connection of the controller listener gets.
+    pub(super) context: ConnectionContext,
+}
+
+impl RunningController {
+    /// Starts the controller actor on a new thread; its connections get `base` with a
+    /// dispatcher fronting it.
+    pub(super) fn start(
+        (options, store): (ControllerOptions, ControllerStore),
+        base: &ConnectionContext,
+        notifier: NotifierHandle,
+        settings: &Settings,
+        metrics: Arc<Metrics>,
+    ) -> RunningController {
+        let arbiter = Arbiter::new();
+        let peer_ips = settings.controller.controller_peer_addresses_only.then(|| Arc::new(options.peer_ips()));
+        let (group, self_name) = (options.group.clone(), options.self_name.clone());
+        info!(group = %group, peer = %self_name, peers = %options.peers_text(), "starting the controller");
+        let (controller, raft) = Controller::start(options, store, notifier, &arbiter.handle(), metrics);
+        let front = ControllerFront { controller, raft: raft.clone(), group, self_name, peer_ips };
+        let mut context = base.clone();
+        context.dispatcher = context.dispatcher.clone().for_controller(front);
+        RunningController { arbiter, raft, context }
+    }
+
+    /// Stops Raft, then the controller's thread.
+    pub(super) async fn stop(self) {
+        if let Some(raft) = self.raft.get() {
+            let _ = raft.shutdown().await;
+        }
+        self.arbiter.stop();
+        let _ = self.arbiter.join();
+    }
+}

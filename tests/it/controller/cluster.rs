@@ -1,0 +1,97 @@
+//! One controller peer and its brokers: election, joining, failover on a closed connection and
+//! on a hung master, the NameServer fencing an old master, the standalone controller.
+
+use std::time::{Duration, Instant};
+
+use namesrv_testkit::controller::ControllerCluster;
+use namesrv_testkit::controller_broker::BrokerConfig;
+use namesrv_testkit::{eventually, route_addrs};
+
+use super::history::check;
+use super::{broker, master_and_slave, wait_role, WAIT};
+
+#[test]
+fn first_broker_becomes_master_and_second_joins_the_sync_state_set() {
+    let cluster = ControllerCluster::start(1, |_| {});
+    cluster.wait_leader(WAIT);
+    let (first, second) = master_and_slave(&cluster);
+    assert_eq!((first.id(), second.id()), (Some(1), Some(2)));
+    assert_eq!(second.state().master, Some(1));
+    assert_eq!(first.epoch(), 1);
+    check(&[&first, &second], &[]);
+}
+
+#[test]
+fn killed_master_is_replaced_and_survivor_gets_role_change_notify() {
+    let cluster = ControllerCluster::start(1, |_| {});
+    cluster.wait_leader(WAIT);
+    let (mut first, second) = master_and_slave(&cluster);
+    let killed_at = Instant::now();
+    let killed = first.kill();
+    wait_role(&second, true);
+    let took = killed_at.elapsed();
+    assert!(!second.state().notified.is_empty(), "the survivor learnt it from 1008");
+    assert!(took < Duration::from_secs(2), "failover took {took:?}");
+    assert_eq!(second.epoch(), 2);
+    check(&[&second], &[killed]);
+}
+
+#[test]
+fn hung_master_is_replaced_within_its_heartbeat_timeout() {
+    let cluster = ControllerCluster::start(1, |_| {});
+    cluster.wait_leader(WAIT);
+    let (first, second) = master_and_slave(&cluster);
+    let hung_at = Instant::now();
+    first.hang();
+    wait_role(&second, true);
+    let took = hung_at.elapsed();
+    // 1 s heartbeat timeout: within it plus a second (Java: 10 s timeout plus a 5 s scan).
+    assert!(took < Duration::from_secs(2), "hung master replaced after {took:?}");
+    first.wake();
+    wait_role(&first, false);
+    check(&[&first, &second], &[]);
+}
+
+#[test]
+fn old_master_returns_as_slave_and_cannot_take_broker_id_0_back() {
+    let cluster = ControllerCluster::start(1, |_| {});
+    cluster.wait_leader(WAIT);
+    let ns = cluster.server(0).addr;
+    let with_ns = |c: &mut BrokerConfig| c.namesrv = Some(ns);
+    let first = broker(&cluster, with_ns);
+    wait_role(&first, true);
+    let second = broker(&cluster, with_ns);
+    wait_role(&second, false);
+    first.set_in_sync(&[2]);
+    assert!(eventually(WAIT, || first.state().sync_set.len() == 2));
+    let mut client = cluster.server(0).client();
+    let master_addr = |client: &mut namesrv_testkit::Client| {
+        client.route("T1").ok().map(|r| route_addrs(&r, "cb")["0"].as_str().unwrap_or_default().to_owned())
+    };
+    assert!(eventually(WAIT, || master_addr(&mut client).as_deref() == Some(first.addr.as_str())));
+    // The master hangs with its connections open: a new master is elected and registers as 0.
+    first.hang();
+    wait_role(&second, true);
+    assert!(eventually(WAIT, || master_addr(&mut client).as_deref() == Some(second.addr.as_str())));
+    // It wakes believing it is still master (epoch 1) and re-registers as brokerId 0 first:
+    // the NameServer keeps the new master (stateVersion 2 beats 1), the old one becomes slave.
+    first.wake();
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        assert_eq!(master_addr(&mut client).as_deref(), Some(second.addr.as_str()), "brokerId 0 won back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_role(&first, false);
+    check(&[&first, &second], &[]);
+}
+
+#[test]
+fn standalone_controller_serves_without_a_nameserver_port() {
+    let cluster =
+        ControllerCluster::start(1, |s| s.controller.controller_mode = namesrv::settings::ControllerMode::Standalone);
+    cluster.wait_leader(WAIT);
+    let first = broker(&cluster, |_| {});
+    wait_role(&first, true);
+    let refused = cluster.client(0).request(105, &[("topic", "T1")]);
+    assert_eq!(refused.code, 3, "the controller port serves no route: {:?}", refused.remark);
+}
