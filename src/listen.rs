@@ -4,11 +4,13 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 use tracing::{debug, info, warn};
 
+use crate::peers::{Peers, Share, Shares};
 use crate::ratelog::RateLimit;
 use crate::settings::addr::{resolve, split_host_port};
 
@@ -93,31 +95,69 @@ const ACCEPT_PAUSE_MAX: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub struct AcceptGate {
     max_connections: usize,
+    /// The most connections one source address may hold (`peer_share_percent`).
+    peer_max: usize,
+    /// Past this many open, a new connection is on the broker reserve: its first request must
+    /// register a broker (`broker_reserve_percent`).
+    general_max: usize,
+    /// What each source address holds.
+    peers: Arc<Peers>,
     over_limit: RateLimit,
+    over_share: RateLimit,
     failures: RateLimit,
     pause: Duration,
 }
 
+/// A connection let in, with what it draws on.
+#[derive(Debug)]
+pub struct Admitted {
+    /// Its share of the budgets, counted among its address's connections.
+    pub share: Share,
+    /// It took a slot of the broker reserve: its first request must register a broker.
+    pub on_reserve: bool,
+}
+
 impl AcceptGate {
-    /// A gate letting at most `max_connections` be open.
-    pub fn new(max_connections: usize) -> Self {
+    /// A gate letting at most `max_connections` be open, shared out as `shares` say among the
+    /// source addresses of `peers`.
+    pub fn new(max_connections: usize, shares: Shares, peers: Arc<Peers>) -> Self {
         let every_10s = || RateLimit::new(1, Duration::from_secs(10));
-        AcceptGate { max_connections, over_limit: every_10s(), failures: every_10s(), pause: ACCEPT_PAUSE_MIN }
+        let part = |percent: u32| (max_connections as u128 * u128::from(percent.min(100)) / 100) as usize;
+        AcceptGate {
+            max_connections,
+            peer_max: part(shares.peer_percent).max(1),
+            general_max: max_connections - part(shares.broker_reserve_percent),
+            peers,
+            over_limit: every_10s(),
+            over_share: every_10s(),
+            failures: every_10s(),
+            pause: ACCEPT_PAUSE_MIN,
+        }
     }
 
-    /// Whether a connection just accepted from `peer`, with `open` others open, is served. One
-    /// over the limit is refused, and the caller closes it at once: the descriptor it holds is
-    /// one the HTTP probes and the state files may need.
-    pub fn admit(&mut self, open: usize, peer: SocketAddr) -> bool {
+    /// Whether a connection just accepted from `peer`, with `open` others open, is served, and
+    /// what it draws on. One over the limit, or from an address holding its share of it, is
+    /// refused, and the caller closes it at once: the descriptor it holds is one the HTTP probes
+    /// and the state files may need, and the slot one another address may need.
+    pub fn admit(&mut self, open: usize, peer: SocketAddr) -> Option<Admitted> {
         self.pause = ACCEPT_PAUSE_MIN;
-        if open < self.max_connections {
-            return true;
+        if open >= self.max_connections {
+            if let Some(suppressed) = self.over_limit.admit() {
+                let max_connections = self.max_connections;
+                warn!(%peer, open, max_connections, suppressed, "connection closed: max_connections reached");
+            }
+            return None;
         }
-        if let Some(suppressed) = self.over_limit.admit() {
-            let max_connections = self.max_connections;
-            warn!(%peer, open, max_connections, suppressed, "connection closed: max_connections reached");
+        let holding = self.peers.holding(peer.ip());
+        let held = holding.connections.load(std::sync::atomic::Ordering::Relaxed);
+        if held >= self.peer_max {
+            if let Some(suppressed) = self.over_share.admit() {
+                let peer_max = self.peer_max;
+                warn!(%peer, held, peer_max, suppressed, "connection closed: this address holds its share of max_connections (peer_share_percent)");
+            }
+            return None;
         }
-        false
+        Some(Admitted { share: Share::new(holding), on_reserve: open >= self.general_max })
     }
 
     /// How long to pause after a failed accept (usually out of file descriptors), from 10 ms
@@ -157,12 +197,28 @@ mod tests {
     #[test]
     fn the_gate_refuses_at_the_limit_and_failed_accepts_back_off_to_a_second() {
         let peer: SocketAddr = "127.0.0.1:1".parse().unwrap();
-        let mut gate = AcceptGate::new(2);
-        assert!(gate.admit(1, peer) && !gate.admit(2, peer) && !gate.admit(3, peer));
+        let mut gate = AcceptGate::new(2, Shares::NONE, Arc::default());
+        let first = gate.admit(1, peer);
+        assert!(first.is_some() && gate.admit(2, peer).is_none() && gate.admit(3, peer).is_none());
         let error = io::Error::from_raw_os_error(24);
         let pauses: Vec<u64> = (0..9).map(|_| gate.failed(&error).as_millis() as u64).collect();
         assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
-        assert!(gate.admit(0, peer));
+        assert!(gate.admit(0, peer).is_some());
         assert_eq!(gate.failed(&error), ACCEPT_PAUSE_MIN, "an accepted connection resets the pause");
+    }
+
+    #[test]
+    fn one_address_holds_at_most_its_share_of_the_slots_and_the_last_ones_are_kept_for_brokers() {
+        let shares = Shares { peer_percent: 25, broker_reserve_percent: 20 };
+        let mut gate = AcceptGate::new(20, shares, Arc::default());
+        let (attacker, honest): (SocketAddr, SocketAddr) =
+            ("10.0.0.1:1".parse().unwrap(), "10.0.0.2:1".parse().unwrap());
+        let held: Vec<Admitted> = (0..5).map_while(|open| gate.admit(open, attacker)).collect();
+        assert_eq!(held.len(), 5, "25% of 20");
+        assert!(gate.admit(5, attacker).is_none(), "over its share");
+        assert!(gate.admit(5, honest).is_some_and(|a| !a.on_reserve), "another address still gets in");
+        assert!(gate.admit(16, honest).is_some_and(|a| a.on_reserve), "past 80% open: the broker reserve");
+        drop(held);
+        assert!(gate.admit(5, attacker).is_some(), "a closed connection gives its slot back");
     }
 }

@@ -1,5 +1,7 @@
-//! Why a connection closes on its own: a frame it cannot take, a frame not completed in time,
-//! or silence past the idle timeout.
+//! Why a connection closes on its own: a frame it cannot take, silence past the idle timeout,
+//! or no progress where it holds something: no first byte after its accept (a connection
+//! slot), no byte in the middle of a frame or a frame not completed in time (frame budget), no
+//! byte written of the replies waiting for it (reply budget).
 
 use actix::prelude::*;
 use tracing::{debug, warn};
@@ -12,9 +14,9 @@ impl Connection {
     pub(super) fn on_frame_error(&mut self, error: FrameError, ctx: &mut Context<Self>) {
         let _entered = self.span.clone().entered();
         match error {
-            FrameError::BudgetExhausted { frame, held, max } => {
-                // Never unbounded growth: a large frame that does not fit closes its connection.
-                warn!(frame, held, max, "closing connection: frame budget exhausted");
+            FrameError::BudgetExhausted { .. } => {
+                // Never unbounded growth: a large frame over its share closes its connection.
+                warn!("closing connection: {error}");
                 ctx.stop();
             }
             FrameError::Foreign(foreign) => {
@@ -33,18 +35,59 @@ impl Connection {
         }
     }
 
-    /// Closes a connection idle too long, or whose frame is not complete in time.
+    /// Closes a connection idle too long, or one that holds something without progress.
     pub(super) fn check_timeouts(&mut self, ctx: &mut Context<Self>) {
-        let idle_timeout = self.context.idle_timeout;
+        let context = &self.context;
+        let idle_timeout = context.idle_timeout;
         if self.flow.in_flight() == 0 && self.last_activity.elapsed() >= idle_timeout {
             let _entered = self.span.clone().entered();
             debug!(idle_secs = idle_timeout.as_secs(), "closing idle connection");
-            ctx.stop();
-        } else if let Some(since) = self.receiving_since.get().filter(|s| s.elapsed() >= self.context.frame_timeout) {
-            let _entered = self.span.clone().entered();
-            let waited_ms = since.elapsed().as_millis() as u64;
-            warn!(waited_ms, "closing connection: frame not complete within the receive deadline");
-            ctx.stop();
+            return ctx.stop();
         }
+        let Some(why) = self.no_progress() else {
+            return;
+        };
+        let _entered = self.span.clone().entered();
+        warn!("closing connection: {why}");
+        ctx.stop();
     }
+
+    /// What this connection holds without progress, past its deadline.
+    fn no_progress(&self) -> Option<NoProgress> {
+        let context = &self.context;
+        let last_byte = self.last_byte.get();
+        if last_byte.is_none() && self.opened_at.elapsed() >= context.first_byte_timeout {
+            return Some(NoProgress::NoFirstByte { ms: context.first_byte_timeout.as_millis() });
+        }
+        if let Some(since) = self.receiving_since.get() {
+            if since.elapsed() >= context.frame_timeout {
+                return Some(NoProgress::FrameNotComplete { ms: since.elapsed().as_millis() });
+            }
+            if last_byte.is_some_and(|at| at.elapsed() >= context.frame_progress_timeout) {
+                return Some(NoProgress::FrameStalled { ms: context.frame_progress_timeout.as_millis() });
+            }
+        }
+        let stalled = self.flow.write_stalled_for();
+        (stalled >= context.reply_drain_timeout)
+            .then(|| NoProgress::RepliesUnread { bytes: self.flow.queued_bytes(), ms: stalled.as_millis() })
+    }
+}
+
+/// What a connection held without progress when it was closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum NoProgress {
+    /// No byte since its accept.
+    #[error("no byte within {ms} ms of its accept (first_byte_timeout_ms)")]
+    NoFirstByte { ms: u128 },
+    /// A frame not complete in time.
+    #[error("frame not complete within the receive deadline (started {ms} ms ago)")]
+    FrameNotComplete { ms: u128 },
+    /// No byte in the middle of a frame.
+    #[error("no byte for {ms} ms in the middle of a frame (frame_progress_timeout_ms)")]
+    FrameStalled { ms: u128 },
+    /// Replies waiting and none of their bytes written.
+    #[error(
+        "{bytes} reply bytes waiting and none written for {ms} ms: the peer does not read (reply_drain_timeout_ms)"
+    )]
+    RepliesUnread { bytes: usize, ms: u128 },
 }

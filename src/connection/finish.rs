@@ -36,6 +36,11 @@ impl Connection {
             None => self.context.metrics.request(flight.code, response_code, elapsed.as_nanos() as u64),
         }
         self.log_handled(&flight, response_code, elapsed);
+        if flight.code == RequestCode::RegisterBroker as i32 && response_code == Some(0) {
+            // It carries a broker: the reserve of every budget is open to it from now on.
+            self.share.promote();
+            self.on_reserve = false;
+        }
         match reply {
             Reply::Nothing => {}
             Reply::Command(response) => {

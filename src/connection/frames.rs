@@ -1,10 +1,11 @@
 //! Admission of incoming frames: a process-wide budget of bytes held in partly received large
-//! frames, and the time the frame being received started (for the receive deadline).
+//! frames, shared fairly (`peers::budget`), and when bytes arrive (for the receive deadlines).
 //!
-//! A frame above `SMALL_FRAME_BYTES` must reserve its announced size from the budget before it
-//! is buffered, and holds it until its request has been handled (a register body waiting for
-//! the decode pool is still in memory); when the budget cannot hold it, its connection is closed
-//! (never unbounded growth). Frames up to that size are never held up.
+//! A frame above `SMALL_FRAME_BYTES` is charged to the budget as its bytes arrive — never by
+//! the length its prefix announces, which costs a peer nothing — and holds what it was charged
+//! until its request has been handled (a register body waiting for the decode pool is still in
+//! memory). When the bytes would take its address past its share, its connection is closed
+//! (never unbounded growth, and nobody else's room). Frames up to that size are never held up.
 //!
 //! A connection whose first bytes are plainly another protocol (a TLS ClientHello, an HTTP
 //! request) is refused by name instead of as a frame too large.
@@ -21,6 +22,7 @@ use tokio_util::codec::Decoder;
 use prometheus_client::metrics::counter::Counter;
 
 use crate::dispatch::route::RouteFrame;
+use crate::peers::{ByteBudget, OverShare, Share};
 use crate::protocol::codec::announced_frame_bytes;
 use crate::protocol::sniff::{foreign_protocol, Foreign};
 use crate::protocol::{CodecError, RemotingCodec, RemotingCommand};
@@ -34,19 +36,20 @@ pub const SMALL_FRAME_BYTES: usize = 64 * 1024;
 const READ_ROOM_BYTES: usize = 1024;
 
 /// The process-wide budget of bytes held in large frames being received or waiting to be handled.
-pub type FrameBudget = super::budget::ByteBudget;
+pub type FrameBudget = ByteBudget;
 
 /// Bytes of the budget a complete large frame holds until its request has been handled;
 /// given back when dropped.
 #[derive(Debug)]
 pub struct FrameReservation {
     budget: Arc<FrameBudget>,
+    share: Rc<Share>,
     bytes: usize,
 }
 
 impl Drop for FrameReservation {
     fn drop(&mut self) {
-        self.budget.release(self.bytes);
+        self.budget.release(&self.share, self.bytes);
     }
 }
 
@@ -70,9 +73,9 @@ pub enum FrameError {
     /// Reading the socket failed.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
-    /// The budget of partly received large frames is spent.
-    #[error("frame budget exhausted: a {frame}-byte frame does not fit ({held} of {max} bytes held)")]
-    BudgetExhausted { frame: usize, held: usize, max: usize },
+    /// The frame's bytes do not fit the budget of large frames within the shares.
+    #[error("frame budget: a {frame}-byte frame does not fit: {over}")]
+    BudgetExhausted { frame: usize, over: OverShare },
     /// The connection does not speak RocketMQ remoting at all.
     #[error("{0}")]
     Foreign(Foreign),
@@ -83,6 +86,8 @@ pub enum FrameError {
 pub struct AdmittedCodec {
     codec: RemotingCodec,
     budget: Arc<FrameBudget>,
+    /// What this connection draws on of the budget.
+    share: Rc<Share>,
     /// Bytes this connection holds of the budget (its current large frame).
     reserved: usize,
     /// When the frame being received started; `None` between frames.
@@ -96,6 +101,10 @@ pub struct AdmittedCodec {
     /// When the frames now in the buffer were read: taken at the first frame decoded after a
     /// read, shared by the frames that read brought (one clock read per read, not per frame).
     read_at: Option<Instant>,
+    /// When the last byte arrived, shared with the connection's deadlines (when watched).
+    last_byte: Option<Rc<Cell<Option<Instant>>>>,
+    /// Bytes in the buffer after the last decode: more at the next one means bytes arrived.
+    seen: usize,
 }
 
 impl AdmittedCodec {
@@ -109,12 +118,15 @@ impl AdmittedCodec {
         AdmittedCodec {
             codec,
             budget,
+            share: Rc::new(Share::new(Arc::default())),
             reserved: 0,
             receiving_since,
             received,
             first: true,
             route_frames: false,
             read_at: None,
+            last_byte: None,
+            seen: 0,
         }
     }
 
@@ -122,6 +134,18 @@ impl AdmittedCodec {
     /// control does not need the whole request of one).
     pub fn with_route_frames(mut self) -> Self {
         self.route_frames = true;
+        self
+    }
+
+    /// This decoder, charging its frames to `share` (a fresh address's share until told).
+    pub fn drawing_on(mut self, share: Rc<Share>) -> Self {
+        self.share = share;
+        self
+    }
+
+    /// This decoder, noting in `last_byte` when bytes arrive.
+    pub fn watching_bytes(mut self, last_byte: Rc<Cell<Option<Instant>>>) -> Self {
+        self.last_byte = Some(last_byte);
         self
     }
 
@@ -144,15 +168,28 @@ impl AdmittedCodec {
 
     fn release(&mut self) {
         if self.reserved > 0 {
-            self.budget.release(self.reserved);
+            self.budget.release(&self.share, self.reserved);
             self.reserved = 0;
         }
+    }
+
+    /// Charges the frame of `frame` bytes with `have` of them here: what arrived since the
+    /// last charge.
+    fn charge(&mut self, frame: usize, have: usize) -> Result<(), FrameError> {
+        if have <= self.reserved {
+            return Ok(());
+        }
+        self.budget
+            .try_reserve(&self.share, have - self.reserved)
+            .map_err(|over| FrameError::BudgetExhausted { frame, over })?;
+        self.reserved = have;
+        Ok(())
     }
 
     /// What this connection holds of the budget, handed over to its complete frame.
     fn hand_over(&mut self) -> Option<FrameReservation> {
         let bytes = std::mem::take(&mut self.reserved);
-        (bytes > 0).then(|| FrameReservation { budget: self.budget.clone(), bytes })
+        (bytes > 0).then(|| FrameReservation { budget: self.budget.clone(), share: self.share.clone(), bytes })
     }
 }
 
@@ -161,6 +198,21 @@ impl Decoder for AdmittedCodec {
     type Error = FrameError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Admitted>, FrameError> {
+        if src.len() > self.seen && self.last_byte.is_some() {
+            let now = self.read_at();
+            if let Some(last_byte) = &self.last_byte {
+                last_byte.set(Some(now));
+            }
+        }
+        let decoded = self.decode_frame(src);
+        self.seen = src.len();
+        decoded
+    }
+}
+
+impl AdmittedCodec {
+    /// The next frame in `src`, if whole (see [`Decoder::decode`]).
+    fn decode_frame(&mut self, src: &mut BytesMut) -> Result<Option<Admitted>, FrameError> {
         if self.first && src.len() >= 4 {
             // A first frame of several hundred megabytes is no RocketMQ peer; say what it is.
             if let Some(foreign) = foreign_protocol(src) {
@@ -177,13 +229,9 @@ impl Decoder for AdmittedCodec {
         if let Some(cmd) = self.codec.decode(src)? {
             let size = buffered - src.len();
             self.received.inc_by(size as u64);
-            if size > SMALL_FRAME_BYTES && self.reserved == 0 {
-                // It arrived whole in one read: it reserves now, as it would have while arriving.
-                if !self.budget.try_reserve(size) {
-                    let (held, max) = (self.budget.held(), self.budget.max());
-                    return Err(FrameError::BudgetExhausted { frame: size, held, max });
-                }
-                self.reserved = size;
+            if size > SMALL_FRAME_BYTES {
+                // What arrived with the last read is charged now, as it would have been while arriving.
+                self.charge(size, size)?;
             }
             if size > SMALL_FRAME_BYTES {
                 // The read buffer grew to hold a large frame; without this it would keep that
@@ -209,12 +257,9 @@ impl Decoder for AdmittedCodec {
             self.receiving_since.set(Some(Instant::now()));
         }
         let announced = announced_frame_bytes(src).unwrap_or(0);
-        if announced > SMALL_FRAME_BYTES && self.reserved == 0 {
-            if !self.budget.try_reserve(announced) {
-                let (held, max) = (self.budget.held(), self.budget.max());
-                return Err(FrameError::BudgetExhausted { frame: announced, held, max });
-            }
-            self.reserved = announced;
+        if announced > SMALL_FRAME_BYTES {
+            // Only the bytes that arrived: a prefix announcing 16 MiB costs its sender 4 bytes.
+            self.charge(announced, src.len().min(announced))?;
         }
         Ok(None)
     }
@@ -227,164 +272,5 @@ impl Drop for AdmittedCodec {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::codec::encode_frame;
-    use crate::protocol::json::JsonStyle;
-    use crate::protocol::ExtFields;
-
-    fn frame(body: usize) -> BytesMut {
-        let cmd = RemotingCommand::request(105, Some(ExtFields::new().with("topic", "T"))).with_body(vec![b'x'; body]);
-        let mut out = BytesMut::new();
-        encode_frame(&cmd, &mut out).unwrap();
-        out
-    }
-
-    #[test]
-    fn large_frames_hold_the_budget_until_complete_and_small_ones_never_need_it() {
-        let budget = FrameBudget::new(300 * 1024);
-        let since = Rc::new(Cell::new(None));
-        let mut a = AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), since.clone(), Counter::default());
-        let big = frame(200 * 1024);
-        let mut partial = BytesMut::from(&big[..1000]);
-        assert!(a.decode(&mut partial).unwrap().is_none());
-        assert_eq!(budget.held(), big.len());
-        assert!(since.get().is_some(), "a frame is being received");
-
-        let mut b = AdmittedCodec::new(
-            RemotingCodec::new(1 << 24),
-            budget.clone(),
-            Rc::new(Cell::new(None)),
-            Counter::default(),
-        );
-        let err = b.decode(&mut BytesMut::from(&big[..1000])).unwrap_err();
-        assert!(matches!(err, FrameError::BudgetExhausted { .. }), "{err}");
-        let small = frame(10);
-        assert!(b.decode(&mut small.clone()).unwrap().is_some(), "small frames pass while the budget is spent");
-
-        partial.extend_from_slice(&big[1000..]);
-        let complete = a.decode(&mut partial).unwrap().unwrap();
-        assert_eq!((budget.held(), since.get()), (big.len(), None), "held until the request is handled");
-        drop(complete);
-        assert_eq!(budget.held(), 0);
-        drop(a);
-        let mut c = AdmittedCodec::new(
-            RemotingCodec::new(1 << 24),
-            budget.clone(),
-            Rc::new(Cell::new(None)),
-            Counter::default(),
-        );
-        assert!(c.decode(&mut BytesMut::from(&big[..1000])).unwrap().is_none());
-        drop(c);
-        assert_eq!(budget.held(), 0, "a dropped connection returns what it held");
-    }
-
-    #[test]
-    fn a_complete_large_frame_holds_the_budget_against_the_frames_pipelined_behind_it() {
-        let budget = FrameBudget::new(300 * 1024);
-        let mut codec =
-            AdmittedCodec::new(RemotingCodec::new(1 << 24), budget.clone(), Rc::default(), Counter::default());
-        let big = frame(200 * 1024);
-        let mut src = big.clone();
-        src.extend_from_slice(&big);
-        let waiting = codec.decode(&mut src).unwrap().unwrap();
-        let err = codec.decode(&mut src).unwrap_err();
-        assert!(matches!(err, FrameError::BudgetExhausted { .. }), "{err}");
-        drop(waiting);
-        assert_eq!(budget.held(), 0);
-    }
-
-    #[test]
-    fn the_read_buffer_lets_go_of_a_large_frame() {
-        let budget = FrameBudget::new(1 << 24);
-        let mut codec =
-            AdmittedCodec::new(RemotingCodec::new(1 << 24), budget, Rc::new(Cell::new(None)), Counter::default());
-        let mut src = frame(2 << 20);
-        let next = frame(10);
-        src.extend_from_slice(&next[..20]);
-        let Admitted::Request { request: big, .. } = codec.decode(&mut src).unwrap().unwrap() else {
-            panic!("a request")
-        };
-        assert_eq!(&src[..], &next[..20], "what follows the frame is kept");
-        assert!(src.capacity() < 4096, "capacity {} still spans the large frame", src.capacity());
-        drop(big);
-        src.extend_from_slice(&next[20..]);
-        assert!(codec.decode(&mut src).unwrap().is_some());
-    }
-
-    #[test]
-    fn a_first_frame_that_is_a_tls_hello_or_an_http_request_is_named_and_later_frames_are_not_sniffed() {
-        let codec = || {
-            AdmittedCodec::new(
-                RemotingCodec::new(1 << 24),
-                FrameBudget::new(1 << 20),
-                Rc::default(),
-                Counter::default(),
-            )
-        };
-        let hello = [0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00];
-        let err = codec().decode(&mut BytesMut::from(&hello[..])).unwrap_err();
-        assert_eq!(err.to_string(), "looks like a TLS ClientHello; TLS is disabled on this port");
-        let err = codec().decode(&mut BytesMut::from(&b"GET /metrics HTTP/1.1\r\n"[..])).unwrap_err();
-        assert!(matches!(err, FrameError::Foreign(Foreign::Http)), "{err}");
-        assert!(codec().decode(&mut BytesMut::from(&b"GE"[..])).unwrap().is_none(), "too short to tell yet");
-        let mut c = codec();
-        assert!(c.decode(&mut frame(10)).unwrap().is_some());
-        let err = c.decode(&mut BytesMut::from(&hello[..])).unwrap_err();
-        assert!(matches!(err, FrameError::Codec(_)), "after a good frame only the codec judges: {err}");
-    }
-
-    fn route_frame(topic: &str, opaque: i32, version: i32) -> BytesMut {
-        let cmd = RemotingCommand {
-            opaque,
-            version,
-            ..RemotingCommand::request(105, Some(ExtFields::new().with("topic", topic)))
-        };
-        let mut out = BytesMut::new();
-        encode_frame(&cmd, &mut out).unwrap();
-        out
-    }
-
-    #[test]
-    fn with_the_route_lane_plain_route_queries_are_read_as_routes_and_the_rest_as_requests() {
-        let counted = Counter::default();
-        let new = || {
-            AdmittedCodec::new(RemotingCodec::new(1 << 24), FrameBudget::new(1 << 20), Rc::default(), counted.clone())
-        };
-        let mut src = route_frame("T", 7, 479);
-        src.extend_from_slice(&route_frame("U", 8, 317));
-        src.extend_from_slice(&frame(10));
-        let total = src.len();
-        let mut lane = new().with_route_frames();
-        let routes: Vec<_> = (0..2).map(|_| lane.decode(&mut src).unwrap().unwrap()).collect();
-        let [Admitted::Route(first), Admitted::Route(second)] = &routes[..] else { panic!("two routes: {routes:?}") };
-        assert_eq!((first.topic.as_str(), first.opaque, first.style), ("T", 7, JsonStyle::Standard));
-        assert_eq!((second.topic.as_str(), second.opaque, second.style), ("U", 8, JsonStyle::Fastjson));
-        assert_eq!(first.read_at, second.read_at, "frames of one read share its time");
-        let with_body = lane.decode(&mut src).unwrap().unwrap();
-        assert!(matches!(with_body, Admitted::Request { .. }), "a route query with a body goes the general way");
-        assert_eq!(counted.get(), total as u64, "every frame's bytes counted");
-        let mut plain = route_frame("T", 7, 479);
-        assert!(matches!(new().decode(&mut plain).unwrap().unwrap(), Admitted::Request { .. }), "no lane: requests");
-    }
-
-    #[test]
-    fn the_next_read_gets_room_once_frames_are_split_off() {
-        let mut codec = AdmittedCodec::new(
-            RemotingCodec::new(1 << 24),
-            FrameBudget::new(1 << 20),
-            Rc::default(),
-            Counter::default(),
-        );
-        let mut src = BytesMut::with_capacity(2048);
-        while src.len() + 200 < 2048 {
-            src.extend_from_slice(&route_frame("some-topic-name", 1, 479));
-        }
-        src.extend_from_slice(&route_frame("some-topic-name", 1, 479)[..20]);
-        while let Some(admitted) = codec.decode(&mut src).unwrap() {
-            drop(admitted);
-        }
-        assert_eq!(src.len(), 20, "the partial frame is kept");
-        assert!(src.capacity() - src.len() >= READ_ROOM_BYTES, "room {}", src.capacity() - src.len());
-    }
-}
+#[path = "frames_tests.rs"]
+mod tests;

@@ -8,7 +8,6 @@
 //! (`closing`), or once drained after the server told it to stop. A connection that carried a
 //! broker registration tells the registry when it closes, so that broker goes at once.
 
-pub mod budget;
 mod closing;
 mod finish;
 pub mod flow;
@@ -32,6 +31,7 @@ use crate::dispatch::route::{Admission, Reply};
 use crate::dispatch::Dispatcher;
 use crate::metrics::Metrics;
 use crate::origin::Origin;
+use crate::peers::Share;
 use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
 use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
 use crate::registry::RegistryHandle;
@@ -50,6 +50,10 @@ pub struct Lifecycle {
     pub stop: broadcast::Receiver<()>,
     /// Dropped with the connection.
     pub done: mpsc::Sender<()>,
+    /// What it draws on of the shared budgets, counted among its address's connections.
+    pub share: Share,
+    /// It took a slot of the broker reserve: its first request must register a broker.
+    pub on_reserve: bool,
 }
 
 /// What a connection needs besides its socket.
@@ -61,15 +65,21 @@ pub struct ConnectionContext {
     pub registry: RegistryHandle,
     /// Frame limits.
     pub codec: RemotingCodec,
-    /// The process-wide budget of partly received large frames.
+    /// The process-wide budget of large frames received or waiting, shared fairly.
     pub frame_budget: Arc<FrameBudget>,
     /// A frame not complete this long after it started closes its connection.
     pub frame_timeout: Duration,
     /// Connections silent this long are closed.
     pub idle_timeout: Duration,
+    /// Connections that send no byte this long after their accept are closed.
+    pub first_byte_timeout: Duration,
+    /// Connections in the middle of a frame that send no byte this long are closed.
+    pub frame_progress_timeout: Duration,
+    /// Connections whose waiting replies see no byte written this long are closed.
+    pub reply_drain_timeout: Duration,
     /// When reading pauses for back-pressure.
     pub flow_limits: FlowLimits,
-    /// The process-wide budget of large unwritten replies.
+    /// The process-wide budget of unwritten replies, shared fairly.
     pub reply_budget: Arc<ReplyBudget>,
     /// Requests, connections and bytes are counted here.
     pub metrics: Arc<Metrics>,
@@ -100,6 +110,15 @@ pub struct Connection {
     reading: Option<SpawnHandle>,
     /// When the frame being received started, set by the decoder.
     receiving_since: Rc<Cell<Option<Instant>>>,
+    /// When the last byte arrived (`None`: none yet), set by the decoder.
+    last_byte: Rc<Cell<Option<Instant>>>,
+    /// When the connection was accepted.
+    opened_at: Instant,
+    /// What it draws on of the shared budgets; a broker's once it registered one.
+    share: Rc<Share>,
+    /// It took a slot of the broker reserve and has not registered a broker yet: a first
+    /// request that is no registration closes it.
+    on_reserve: bool,
     /// The last complete frame in or reply queued.
     last_activity: Instant,
     /// It carried a REGISTER_BROKER: its close removes that broker.
@@ -110,6 +129,26 @@ pub struct Connection {
     stop_watch: Option<tokio::task::JoinHandle<()>>,
     /// Dropped with the actor: how the server counts connections still draining.
     _done: mpsc::Sender<()>,
+}
+
+/// The frame decoder of a connection drawing on `share`, noting when a frame began and when
+/// its last byte came.
+fn frame_decoder(
+    context: &ConnectionContext,
+    share: &Rc<Share>,
+    receiving_since: &Rc<Cell<Option<Instant>>>,
+    last_byte: &Rc<Cell<Option<Instant>>>,
+) -> AdmittedCodec {
+    let received = context.metrics.bytes_received.clone();
+    let codec =
+        AdmittedCodec::new(context.codec.clone(), context.frame_budget.clone(), receiving_since.clone(), received)
+            .watching_bytes(last_byte.clone())
+            .drawing_on(share.clone());
+    if context.dispatcher.route_frames_open() {
+        codec.with_route_frames()
+    } else {
+        codec
+    }
 }
 
 impl Connection {
@@ -128,15 +167,14 @@ impl Connection {
         W: AsyncWrite + Unpin + 'static,
     {
         Connection::create(|ctx| {
-            let flow = Flow::new(context.flow_limits, context.reply_budget.clone());
+            let share = Rc::new(lifecycle.share);
+            let flow = Flow::new(context.flow_limits, context.reply_budget.clone(), share.clone());
             let receiving_since = Rc::new(Cell::new(None));
             let metrics = &context.metrics;
             metrics.connections.inc();
             metrics.connections_accepted.inc();
-            let received = metrics.bytes_received.clone();
-            let budget = context.frame_budget.clone();
-            let codec = AdmittedCodec::new(context.codec.clone(), budget, receiving_since.clone(), received);
-            let codec = if context.dispatcher.route_frames_open() { codec.with_route_frames() } else { codec };
+            let last_byte = Rc::new(Cell::new(None));
+            let codec = frame_decoder(&context, &share, &receiving_since, &last_byte);
             // Requests are small: a 2 KiB read buffer holds several; it grows for large frames and
             // is let go of after them (`frames`), so idle connections stay cheap.
             let framed = FramedRead::with_capacity(read, codec, READ_BUFFER_BYTES);
@@ -163,6 +201,10 @@ impl Connection {
                 flow,
                 reading: Some(reading),
                 receiving_since,
+                last_byte,
+                opened_at: Instant::now(),
+                share,
+                on_reserve: lifecycle.on_reserve,
                 last_activity: Instant::now(),
                 carried_registration: false,
                 stop: Some(lifecycle.stop),
@@ -189,6 +231,12 @@ impl Connection {
             return;
         }
         let code = request.code;
+        if self.on_reserve && code != RequestCode::RegisterBroker as i32 {
+            // A slot kept for brokers, taken by something else.
+            let _entered = self.span.clone().entered();
+            warn!(code, "closing connection: on the broker reserve of max_connections, its first request must register a broker");
+            return ctx.stop();
+        }
         let registers = code == RequestCode::RegisterBroker as i32 && !self.dispatcher.fronts_controller();
         if registers && !self.carried_registration {
             // Before its first registration, so the registry can close it when that broker expires.
@@ -250,7 +298,17 @@ impl Actor for Connection {
                 }
             }));
         }
-        let shortest = self.context.idle_timeout.min(self.context.frame_timeout);
+        let context = &self.context;
+        let shortest = [
+            context.idle_timeout,
+            context.frame_timeout,
+            context.first_byte_timeout,
+            context.frame_progress_timeout,
+            context.reply_drain_timeout,
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(context.idle_timeout);
         let check_every = (shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
         ctx.run_interval(check_every, |conn, ctx| conn.check_timeouts(ctx));
     }

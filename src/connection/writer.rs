@@ -242,6 +242,7 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
 mod tests {
     use super::*;
     use crate::connection::flow::{FlowLimits, ReplyBudget};
+    use crate::peers::{Kind, Share, Shares};
     use crate::registry::route_answer::{RouteAnswer, RouteAnswers};
     use std::pin::Pin;
     use std::task::Context;
@@ -250,7 +251,8 @@ mod tests {
     /// A flow with room for every test's replies.
     fn roomy_flow() -> Rc<Flow> {
         let limits = FlowLimits { high_bytes: 1 << 20, low_bytes: 0, max_in_flight: 64, max_bytes: 1 << 20 };
-        Flow::new(limits, ReplyBudget::new(1 << 20))
+        let budget = ReplyBudget::new(Kind::Replies, 1 << 20, Shares::NONE);
+        Flow::new(limits, budget, Rc::new(Share::new(std::sync::Arc::default())))
     }
 
     /// Replies queued while a write is only partly done follow it in order, and every byte is

@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, mpsc};
 use crate::connection::{Connection, ConnectionContext, Lifecycle};
 use crate::dispatch::batch::RouteBatcher;
 use crate::io_pool::IoPool;
-use crate::listen::AcceptGate;
+use crate::listen::{AcceptGate, Admitted};
 use crate::origin::{ConnId, Origin};
 use crate::registry::RegistryHandle;
 use crate::tls::{Accepted, Tls};
@@ -43,9 +43,10 @@ impl Connections {
         self.done.strong_count().saturating_sub(1)
     }
 
-    /// What a new connection holds.
-    fn lifecycle(&self) -> Lifecycle {
-        Lifecycle { stop: self.stop.subscribe(), done: self.done.clone() }
+    /// What a new connection holds, drawing on `admitted`'s share.
+    fn lifecycle(&self, admitted: Admitted) -> Lifecycle {
+        let Admitted { share, on_reserve } = admitted;
+        Lifecycle { stop: self.stop.subscribe(), done: self.done.clone(), share, on_reserve }
     }
 
     /// Tells every connection to stop reading and waits, at most `timeout`, until each has
@@ -119,13 +120,13 @@ pub(super) async fn accept_until(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    if !gate.admit(connections.open(), peer) {
+                    let Some(admitted) = gate.admit(connections.open(), peer) else {
                         continue;
-                    }
+                    };
                     next_id += 1;
                     let _ = stream.set_nodelay(true);
                     let origin = Origin { conn: ConnId(next_id), peer };
-                    let (accept, lifecycle) = (accept.clone(), connections.lifecycle());
+                    let (accept, lifecycle) = (accept.clone(), connections.lifecycle(admitted));
                     pool.start(stream, peer, move |stream, routes| accept.start(stream, origin, lifecycle, routes));
                 }
                 Err(error) => {

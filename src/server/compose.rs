@@ -23,8 +23,10 @@ use crate::filewatch::Poke;
 use crate::kv::journal::KvFiles;
 use crate::kv::{self, KvHandle, KvLimits, KvStore, KvTable};
 use crate::listen;
+use crate::mailbox::Mailbox;
 use crate::metrics::Metrics;
 use crate::notifier::{Notifier, NotifyLimits};
+use crate::peers::{Kind, Shares};
 use crate::protocol::RemotingCodec;
 use crate::registry::options::RegistryOptions;
 use crate::registry::RouteRegistry;
@@ -119,26 +121,48 @@ impl Services {
             watchers.push(poke);
             tls
         });
-        let context = ConnectionContext {
-            dispatcher,
-            registry,
-            codec: RemotingCodec::new(settings.limits.max_frame_bytes),
-            frame_budget: FrameBudget::new(settings.limits.frame_budget_bytes),
-            frame_timeout: Duration::from_secs(settings.limits.frame_receive_timeout_secs),
-            idle_timeout: Duration::from_secs(settings.listen.idle_timeout_secs),
-            flow_limits: FlowLimits {
-                high_bytes: settings.limits.write_buffer_high_bytes,
-                low_bytes: settings.limits.write_buffer_low_bytes,
-                max_in_flight: settings.limits.max_in_flight_per_connection,
-                max_bytes: settings.limits.write_buffer_max_bytes,
-            },
-            reply_budget: ReplyBudget::new(settings.limits.reply_budget_bytes),
-            metrics: metrics.clone(),
-            slow_request: Duration::from_millis(settings.observe.slow_request_ms),
-        };
+        let context = connection_context(settings, dispatcher, registry, metrics.clone());
         let controller = state
             .controller
             .map(|loaded| RunningController::start(loaded, &context, controller_notifier, settings, metrics));
         Ok(Services { context, kv, config, storage, registry_thread, tls, watchers, controller })
+    }
+}
+
+/// What every connection shares: the dispatcher, the registry, the codec, the budgets and the
+/// deadlines.
+fn connection_context(
+    settings: &Settings,
+    dispatcher: Dispatcher,
+    registry: Mailbox<RouteRegistry>,
+    metrics: Arc<Metrics>,
+) -> ConnectionContext {
+    ConnectionContext {
+        dispatcher,
+        registry,
+        codec: RemotingCodec::new(settings.limits.max_frame_bytes),
+        frame_budget: FrameBudget::new(Kind::Frames, settings.limits.frame_budget_bytes, shares(settings)),
+        frame_timeout: Duration::from_secs(settings.limits.frame_receive_timeout_secs),
+        idle_timeout: Duration::from_secs(settings.listen.idle_timeout_secs),
+        first_byte_timeout: Duration::from_millis(settings.limits.first_byte_timeout_ms),
+        frame_progress_timeout: Duration::from_millis(settings.limits.frame_progress_timeout_ms),
+        reply_drain_timeout: Duration::from_millis(settings.limits.reply_drain_timeout_ms),
+        flow_limits: FlowLimits {
+            high_bytes: settings.limits.write_buffer_high_bytes,
+            low_bytes: settings.limits.write_buffer_low_bytes,
+            max_in_flight: settings.limits.max_in_flight_per_connection,
+            max_bytes: settings.limits.write_buffer_max_bytes,
+        },
+        reply_budget: ReplyBudget::new(Kind::Replies, settings.limits.reply_budget_bytes, shares(settings)),
+        metrics: metrics.clone(),
+        slow_request: Duration::from_millis(settings.observe.slow_request_ms),
+    }
+}
+
+/// How the budgets and connection slots are shared out among source addresses.
+pub(super) fn shares(settings: &Settings) -> Shares {
+    Shares {
+        peer_percent: settings.limits.peer_share_percent,
+        broker_reserve_percent: settings.limits.broker_reserve_percent,
     }
 }

@@ -13,6 +13,7 @@ mod controller;
 
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 use std::time::Instant;
 
 use sd_notify::NotifyState;
@@ -29,6 +30,7 @@ use crate::listen::{self, AcceptGate};
 use crate::metrics::Metrics;
 use crate::observe::{ObserveError, Observer};
 use crate::origin::ConnId;
+use crate::peers::Peers;
 use crate::settings::{Settings, Sources};
 use crate::tls::TlsError;
 use crate::warm::{final_snapshot, warm_start};
@@ -228,7 +230,10 @@ async fn accept_all(
     let until = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|s| *s).await;
     };
-    let gate = || AcceptGate::new(listen::connection_limit(settings.limits.max_connections));
+    // One table of source addresses for both listeners: an address's share is of the whole.
+    let peers = Arc::new(Peers::default());
+    let limit = listen::connection_limit(settings.limits.max_connections);
+    let gate = || AcceptGate::new(limit, compose::shares(settings), peers.clone());
     let namesrv_loop = async {
         let listener = namesrv.as_ref()?;
         let accept = Accept { context: services.context.clone(), tls: services.tls.clone(), first_id: 0 };

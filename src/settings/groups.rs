@@ -171,6 +171,15 @@ pub struct LimitSettings {
     pub frame_budget_bytes: usize,
     /// A frame not complete this long after its first byte closes its connection.
     pub frame_receive_timeout_secs: u64,
+    /// A connection that sends no byte this long after it was accepted is closed (its slot
+    /// and descriptor go back).
+    pub first_byte_timeout_ms: u64,
+    /// A connection in the middle of a frame that sends no byte for this long is closed (what
+    /// its frame holds of the budget goes back).
+    pub frame_progress_timeout_ms: u64,
+    /// A connection with replies waiting whose socket takes no byte for this long (a peer that
+    /// does not read) is closed (what its replies hold goes back).
+    pub reply_drain_timeout_ms: u64,
     /// Most topics one registration may carry.
     pub max_topics_per_broker: usize,
     /// Most distinct topics the route tables hold, all brokers together; a registration that
@@ -191,6 +200,14 @@ pub struct LimitSettings {
     /// Costly requests (topic listings, KV namespace lists) one source address may send a
     /// second, twice that at once; more wait on their own connection. 0: no limit.
     pub costly_requests_per_second_per_peer: u32,
+    /// The most one source address (an IPv4 address, an IPv6 /64) may hold of each shared
+    /// bound: connection slots, the frame budget, the reply budget, in percent. 100: no
+    /// per-address share.
+    pub peer_share_percent: u32,
+    /// The part of each shared bound kept for connections that carry a broker registration, in
+    /// percent: others never take it, and a new connection given a slot of it must register a
+    /// broker first.
+    pub broker_reserve_percent: u32,
 }
 
 impl Default for LimitSettings {
@@ -206,6 +223,9 @@ impl Default for LimitSettings {
             max_connections: 0,
             frame_budget_bytes: 256 * 1024 * 1024,
             frame_receive_timeout_secs: 30,
+            first_byte_timeout_ms: 10_000,
+            frame_progress_timeout_ms: 5_000,
+            reply_drain_timeout_ms: 15_000,
             max_topics_per_broker: 200_000,
             max_topics_total: 1_000_000,
             max_queue_entries_total: 2_000_000,
@@ -213,6 +233,8 @@ impl Default for LimitSettings {
             kv_max_store_bytes: 64 * 1024 * 1024,
             kv_max_order_topic_config_bytes: 1024 * 1024,
             costly_requests_per_second_per_peer: 10,
+            peer_share_percent: 25,
+            broker_reserve_percent: 20,
         }
     }
 }

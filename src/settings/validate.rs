@@ -67,6 +67,21 @@ impl Settings {
         if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.routing.runtime_min_broker_timeout_ms) {
             return invalid("runtime_min_broker_timeout_ms", "must be between 1000 and 86400000");
         }
+        for (key, ms) in [
+            ("first_byte_timeout_ms", self.limits.first_byte_timeout_ms),
+            ("frame_progress_timeout_ms", self.limits.frame_progress_timeout_ms),
+            ("reply_drain_timeout_ms", self.limits.reply_drain_timeout_ms),
+        ] {
+            if ms < 100 {
+                return invalid(key, "must be at least 100");
+            }
+        }
+        if !(1..=100).contains(&self.limits.peer_share_percent) {
+            return invalid("peer_share_percent", "must be between 1 and 100");
+        }
+        if self.limits.broker_reserve_percent > 50 {
+            return invalid("broker_reserve_percent", "must be at most 50");
+        }
         if self.routing.max_heartbeat_timeout_ms < 1_000 {
             return invalid("max_heartbeat_timeout_ms", "must be at least 1000");
         }

@@ -14,7 +14,12 @@ use crate::common::*;
 
 #[test]
 fn a_connection_over_max_connections_is_closed_and_the_open_ones_and_the_probes_are_served() {
-    let server = TestServer::with_http(|s| s.limits.max_connections = 8);
+    // One pool, first come: the shares of it are tested in fair_shares.
+    let server = TestServer::with_http(|s| {
+        s.limits.max_connections = 8;
+        s.limits.peer_share_percent = 100;
+        s.limits.broker_reserve_percent = 0;
+    });
     let http = server.http_addr.unwrap();
     let mut open: Vec<Client> = (0..8).map(|_| server.client()).collect();
     assert_success(&open[0].register(&Broker::new("c", "b", 0, "127.0.0.1:1").topics(&["T1", "T2"])));
@@ -55,6 +60,7 @@ fn with_the_open_file_limit_exhausted_by_idle_connections_the_probes_and_state_w
         };
     }
     cmd.env("NAMESRV_BIND_ADDRESS", "127.0.0.1").env("NAMESRV_LISTEN_PORT", "0").env("NAMESRV_IO_THREADS", "1");
+    cmd.env("NAMESRV_PEER_SHARE_PERCENT", "100").env("NAMESRV_BROKER_RESERVE_PERCENT", "0");
     let mut proc = Proc::spawn(cmd);
     let addr = proc.addr();
     let http: SocketAddr = field(&proc.wait_for_line(&["http endpoint up"]), "http_addr").parse().unwrap();

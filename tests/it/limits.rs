@@ -96,12 +96,15 @@ fn large_frames_that_do_not_fit_the_budget_close_their_connection_while_small_on
     let server = TestServer::with(|s| {
         s.limits.max_frame_bytes = 1 << 20;
         s.limits.frame_budget_bytes = 1 << 20;
+        // One pool, first come: the shares of it are tested in fair_shares.
+        s.limits.peer_share_percent = 100;
+        s.limits.broker_reserve_percent = 0;
     });
     let mut first = server.client();
-    start_frame(&mut first, 800 * 1024, 4096);
+    start_frame(&mut first, 800 * 1024, 600 * 1024);
     std::thread::sleep(Duration::from_millis(100));
     let mut second = server.client();
-    start_frame(&mut second, 800 * 1024, 4096);
+    start_frame(&mut second, 800 * 1024, 600 * 1024);
     // Usually `first` holds the budget, but a slow I/O thread may let `second` reserve first.
     let second_refused = second.closed_by_server(Duration::from_secs(1));
     let first_refused = first.closed_by_server(Duration::from_millis(100));
@@ -112,7 +115,7 @@ fn large_frames_that_do_not_fit_the_budget_close_their_connection_while_small_on
     // own I/O thread, so a new large frame is admitted soon after, not at once.
     let admitted = eventually(Duration::from_secs(3), || {
         let mut third = server.client();
-        start_frame(&mut third, 800 * 1024, 4096);
+        start_frame(&mut third, 800 * 1024, 600 * 1024);
         !third.closed_by_server(Duration::from_millis(300))
     });
     assert!(admitted, "a closed connection returns its reservation to the budget");

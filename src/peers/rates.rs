@@ -1,42 +1,16 @@
-//! What one source address may ask of the server's shared capacity: its own rate of costly
-//! requests ([`PeerRates`]). A source address is an IPv4 address or an IPv6 /64 (one host
-//! usually holds a whole /64), an IPv4-mapped IPv6 address counted as its IPv4 address.
+//! A rate of costly requests per source address: one pipelining them waits on its own
+//! connection, while other addresses keep their rate.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use super::PeerKey;
 
 /// Addresses tracked at most; past it, those whose debt is paid are forgotten (an address
 /// forgotten starts afresh, which gives it nothing it could not have had).
 const MAX_TRACKED: usize = 65_536;
-
-/// A source address, as shares are counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PeerKey {
-    /// An IPv4 address (IPv4-mapped IPv6 addresses included).
-    V4(Ipv4Addr),
-    /// The /64 prefix of an IPv6 address.
-    V6Net(u64),
-}
-
-impl From<IpAddr> for PeerKey {
-    fn from(ip: IpAddr) -> Self {
-        match ip {
-            IpAddr::V4(v4) => PeerKey::V4(v4),
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => PeerKey::V4(v4),
-                None => PeerKey::V6Net((u128::from(v6) >> 64) as u64),
-            },
-        }
-    }
-}
-
-impl From<Ipv6Addr> for PeerKey {
-    fn from(ip: Ipv6Addr) -> Self {
-        PeerKey::from(IpAddr::V6(ip))
-    }
-}
 
 /// A rate per source address, with a burst: each request takes the next slot of its address
 /// (the generic cell rate algorithm), and one past the burst waits until its slot comes. A peer
@@ -89,16 +63,5 @@ mod tests {
         assert_eq!(rates.take(b, now), Duration::ZERO, "another address is not held up");
         assert_eq!(rates.take(a, now + Duration::from_secs(2)), Duration::ZERO, "the debt is paid by waiting");
         assert_eq!(PeerRates::new(0, 1).take(a, now), Duration::ZERO, "0: no limit");
-    }
-
-    #[test]
-    fn ipv6_addresses_of_one_slash_64_are_one_peer_and_mapped_ipv4_is_its_ipv4() {
-        let one: IpAddr = "2001:db8:1:2::1".parse().unwrap();
-        let two: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
-        let other: IpAddr = "2001:db8:1:3::1".parse().unwrap();
-        assert_eq!(PeerKey::from(one), PeerKey::from(two));
-        assert_ne!(PeerKey::from(one), PeerKey::from(other));
-        let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
-        assert_eq!(PeerKey::from(mapped), PeerKey::V4(Ipv4Addr::new(10, 0, 0, 1)));
     }
 }
