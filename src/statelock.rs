@@ -3,9 +3,16 @@
 //! live), held while the server runs, with the holder's pid in it, so that a second server on
 //! the same directory stops at start with an error naming the first instead of interleaving
 //! its writes with the first one's.
+//!
+//! The lock is taken on the directory itself (its canonical path, opened as a directory), which
+//! cannot be unlinked while it holds state and cannot be swapped for a link once opened: removing
+//! or replacing `namesrv.lock` lets no second server in. The file is locked too (so servers that
+//! lock only the file stay out) and only ever opened without following a link: a link planted
+//! there is removed, never written through.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -46,7 +53,9 @@ pub enum StateLockError {
 /// The held lock; released when dropped (or when the process ends, however it ends).
 #[derive(Debug)]
 pub struct StateLock {
-    /// Open for as long as the lock is held: closing it releases the lock.
+    /// The state directory, open and locked for as long as the lock is held.
+    _dir: File,
+    /// The lock file, open and locked too.
     _file: File,
     path: PathBuf,
 }
@@ -59,27 +68,67 @@ impl StateLock {
         let io = |error| StateLockError::Io { dir: dir.clone(), error };
         std::fs::create_dir_all(&dir).map_err(io)?;
         let path = dir.join(LOCK_FILE);
-        // Not truncated on open: the holder's pid is read back when the lock is taken.
-        let mut file =
-            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
-        match fs4::FileExt::try_lock(&file) {
-            Ok(()) => {}
-            Err(fs4::TryLockError::WouldBlock) => {
-                let holder = read_pid(&mut file).unwrap_or_else(|| "unknown".to_owned());
-                return Err(StateLockError::Held { dir, file: path, holder });
+        let held = |path: &Path| {
+            let holder = open_lock_file(path, false).ok().and_then(|mut f| read_pid(&mut f));
+            StateLockError::Held {
+                dir: dir.clone(),
+                file: path.to_owned(),
+                holder: holder.unwrap_or_else(|| "unknown".to_owned()),
             }
-            Err(fs4::TryLockError::Error(error)) => return Err(io(error)),
+        };
+        let dir_file = std::fs::canonicalize(&dir)
+            .and_then(|canonical| OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(canonical))
+            .map_err(io)?;
+        if !try_lock(&dir_file).map_err(io)? {
+            return Err(held(&path));
+        }
+        let mut file = open_lock_file(&path, true).map_err(io)?;
+        if !try_lock(&file).map_err(io)? {
+            return Err(held(&path));
         }
         file.set_len(0)
             .and_then(|()| writeln!(file, "{}", std::process::id()))
             .and_then(|()| file.sync_data())
             .map_err(io)?;
-        Ok(StateLock { _file: file, path })
+        Ok(StateLock { _dir: dir_file, _file: file, path })
     }
 
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Takes an exclusive `flock` on `file` without waiting: false when another holds it.
+fn try_lock(file: &File) -> io::Result<bool> {
+    match fs4::FileExt::try_lock(file) {
+        Ok(()) => Ok(true),
+        Err(fs4::TryLockError::WouldBlock) => Ok(false),
+        Err(fs4::TryLockError::Error(error)) => Err(error),
+    }
+}
+
+/// Opens the lock file without following a link; with `create`, one that is missing is created
+/// and a link (or anything not a regular file) found there is removed first. Not truncated: the
+/// holder's pid is read back when the lock is refused.
+fn open_lock_file(path: &Path, create: bool) -> io::Result<File> {
+    let open = || {
+        OpenOptions::new()
+            .read(true)
+            .write(create)
+            .create(create)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+    };
+    let regular = |f: &File| f.metadata().map(|m| m.is_file()).unwrap_or(false);
+    match open() {
+        Ok(file) if regular(&file) || !create => Ok(file),
+        Err(e) if !create || e.raw_os_error() != Some(libc::ELOOP) => Err(e),
+        _ => {
+            std::fs::remove_file(path)?;
+            open()
+        }
     }
 }
 
@@ -107,5 +156,21 @@ mod tests {
         }
         drop(first);
         assert!(StateLock::acquire(&state).is_ok(), "free once the holder is gone");
+    }
+
+    #[test]
+    fn removing_or_replacing_the_lock_file_lets_no_second_holder_in() {
+        let dir = std::env::temp_dir().join(format!("namesrv-statelock-unlink-{}", std::process::id()));
+        let state = dir.join("kvConfig.json");
+        let first = StateLock::acquire(&state).unwrap();
+        std::fs::remove_file(first.path()).unwrap();
+        assert!(matches!(StateLock::acquire(&state), Err(StateLockError::Held { .. })));
+        drop(first);
+        let outside = dir.with_extension("outside");
+        std::fs::write(&outside, "keep").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join(LOCK_FILE)).unwrap();
+        let lock = StateLock::acquire(&state).unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep", "the link was not written through");
+        assert!(std::fs::symlink_metadata(lock.path()).unwrap().is_file());
     }
 }

@@ -140,3 +140,28 @@ fn a_fifo_as_the_runtime_updates_file_stops_start_up_at_once_naming_it() {
     assert!(!status.success(), "{stderr}");
     assert!(stderr.contains(&store.display().to_string()) && stderr.contains("is not a regular file"), "{stderr}");
 }
+
+#[test]
+fn unlinking_or_replacing_the_lock_file_does_not_let_a_second_server_run() {
+    let dir = temp_dir();
+    let mut first = spawn_in(&dir);
+    first.addr();
+    std::fs::remove_file(dir.join("namesrv.lock")).unwrap();
+    let mut second = namesrv_command(&dir);
+    second.args(["--listen", "127.0.0.1:0"]);
+    let (status, stdout, stderr) = run_to_exit(second);
+    assert_eq!(status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stderr.contains("in use by another namesrv"), "{stderr}");
+    assert!(first.is_running());
+    first.terminate();
+    first.wait(std::time::Duration::from_secs(10));
+
+    // A lock file planted as a link to a file elsewhere is replaced, never written through.
+    let outside = temp_dir().join("keep.txt");
+    std::fs::write(&outside, "keep").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("namesrv.lock")).unwrap();
+    let mut third = spawn_in(&dir);
+    third.addr();
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+    assert_eq!(std::fs::read_to_string(dir.join("namesrv.lock")).unwrap(), format!("{}\n", third.pid()));
+}
