@@ -9,6 +9,7 @@
 //! actor owns it); a file that does not load leaves the previous accounts in force.
 
 pub mod accounts;
+pub mod shape;
 pub mod verify;
 
 use std::net::SocketAddr;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 use super::accounts::{Account, Accounts, Role};
+use super::shape::{self, Malformed};
 use crate::protocol::code::version::V4_9_3;
 use crate::protocol::signature::{verify, ACCESS_KEY, SIGNATURE};
 use crate::protocol::RemotingCommand;
@@ -75,6 +76,9 @@ pub enum Denied {
     /// The account does not list this broker.
     #[error("AccessKey {key} may not act for broker {broker}")]
     BrokerNotListed { key: String, broker: String },
+    /// A signed broker request that departs from its code's fields.
+    #[error("malformed signed request: {0}")]
+    Malformed(#[from] Malformed),
 }
 
 impl Denied {
@@ -88,6 +92,7 @@ impl Denied {
             Denied::BadSignature(_) => "bad_signature",
             Denied::RoleNotAllowed { .. } => "role_not_allowed",
             Denied::MissingBrokerName(_) | Denied::BrokerNotListed { .. } => "broker_not_allowed",
+            Denied::Malformed(_) => "malformed_request",
         }
     }
 }
@@ -106,7 +111,7 @@ pub fn shown(text: &str) -> String {
 
 /// Checks a request's credentials against `accounts`: the account it names, from the address
 /// `peer`, with a signature over its fields and body, allowed to send its code and, for broker
-/// codes, to act for the broker it names. Returns the account.
+/// codes, to act for the broker it names, in its code's shape. Returns the account.
 pub fn check<'a>(accounts: &'a Accounts, peer: IpAddr, req: &RemotingCommand) -> Result<&'a Arc<Account>, Denied> {
     let Some(key) = req.ext(ACCESS_KEY) else {
         return Err(Denied::MissingAccessKey(req.code));
@@ -131,6 +136,7 @@ pub fn check<'a>(accounts: &'a Accounts, peer: IpAddr, req: &RemotingCommand) ->
             return Err(Denied::BrokerNotListed { key: shown(key), broker: shown(broker) });
         }
     }
+    shape::check(req)?;
     Ok(account)
 }
 

@@ -134,7 +134,7 @@ fn a_replayed_request_with_one_field_changed_fails() {
 
 #[test]
 fn a_broker_account_acts_only_for_the_brokers_it_lists() {
-    let own = signed(103, &[("brokerName", "broker-a"), ("brokerAddr", "a:1")], "bk", "bk-secret");
+    let own = signed(904, &[("brokerName", "broker-a"), ("brokerAddr", "a:1")], "bk", "bk-secret");
     assert!(check(&accounts(), LOCAL, &own).is_ok());
     let other = signed(904, &[("brokerName", "broker-b"), ("brokerAddr", "b:1")], "bk", "bk-secret");
     assert_eq!(denied(&other), Denied::BrokerNotListed { key: "bk".into(), broker: "broker-b".into() });

@@ -6,7 +6,10 @@
 //!
 //! A signature carries no nonce, so a signed heartbeat or unregistration seen on the wire could
 //! be sent again by anyone: under a checked access key, they count only over the connection the
-//! broker last registered on.
+//! broker last registered on. A registration is as replayable, so under a checked key it moves a
+//! live broker to another connection only once the broker is silent for half its timeout (a
+//! closed connection removes its brokers at once): a registration captured and sent again over
+//! another connection cannot take the broker off its own.
 
 use std::fmt;
 
@@ -35,6 +38,8 @@ pub enum Bound {
     AccessKey,
     /// It registered over another connection.
     Connection,
+    /// It is live and heartbeating over another connection, which still holds it.
+    LiveConnection,
 }
 
 impl fmt::Display for Bound {
@@ -42,6 +47,9 @@ impl fmt::Display for Bound {
         f.write_str(match self {
             Bound::AccessKey => "is live under another AccessKey",
             Bound::Connection => "registered over another connection: register again over this one",
+            Bound::LiveConnection => {
+                "is live over another connection: it moves once that connection closes or the broker is silent for half its timeout"
+            }
         })
     }
 }
@@ -62,6 +70,28 @@ impl RouteTables {
             _ => return None,
         };
         Some(BoundElsewhere { broker: live.broker_name.clone(), addr: addr.to_owned(), why })
+    }
+
+    /// The live broker at `addr` when a registration over `conn` may not move it there yet: it
+    /// registered over another connection (still open, as a closed one removes its brokers) and
+    /// was heard from within half its timeout at `now_ms`. `None` when `access_key` is `None`
+    /// (nothing was checked, or an admin), the broker is provisional (from a snapshot, over no
+    /// connection) or nothing conflicts.
+    pub fn held_by_another_connection(
+        &self,
+        addr: &str,
+        access_key: Option<&str>,
+        conn: ConnId,
+        now_ms: u64,
+    ) -> Option<BoundElsewhere> {
+        access_key?;
+        let live = self.live_at(addr)?;
+        let recent = now_ms.saturating_sub(live.last_update_ms) <= live.timeout_ms / 2;
+        (live.conn != conn && live.conn != ConnId::SERVER && recent).then(|| BoundElsewhere {
+            broker: live.broker_name.clone(),
+            addr: addr.to_owned(),
+            why: Bound::LiveConnection,
+        })
     }
 
     /// The live broker that `access_key` may not act for: the one at `addr`, or a live member of

@@ -13,7 +13,10 @@ impl Apply<RouteRegistry> for RegisterBroker {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let now = registry.now_ms();
         let reg = self.registration;
-        if let Some(bound) = registry.tables.bound_elsewhere(&reg.broker_name, &reg.addr, reg.access_key.as_deref()) {
+        let key = reg.access_key.as_deref();
+        let bound = registry.tables.bound_elsewhere(&reg.broker_name, &reg.addr, key);
+        if let Some(bound) = bound.or_else(|| registry.tables.held_by_another_connection(&reg.addr, key, reg.conn, now))
+        {
             debug!(broker = %reg.broker_name, addr = %reg.addr, "registration refused: {bound}");
             return Err(bound.into());
         }

@@ -238,7 +238,10 @@ fn another_brokers_account_can_neither_keep_a_broker_alive_nor_read_its_data_ver
     assert_eq!((query.code, query.body.is_none()), (NO_PERMISSION, true), "no dataVersion read: {:?}", query.remark);
     // Its own account heartbeats it; an admin may too.
     assert_eq!(owner.call(signed(broker_a.identity_request(904), "broker-a-key", "broker-a-secret")).code, 0);
-    let own_query = owner.call(signed(broker_a.identity_request(322), "broker-a-key", "broker-a-secret"));
+    let query = broker_a
+        .identity_request(322)
+        .with_body(br#"{"counter":1,"stateVersion":0,"timestamp":1700000000000}"#.to_vec());
+    let own_query = owner.call(signed(query, "broker-a-key", "broker-a-secret"));
     assert_eq!((own_query.code, own_query.body.is_some()), (0, true), "its own account reads the dataVersion");
     assert_eq!(impostor.call(signed(broker_a.identity_request(904), "ops", "ops-secret-1")).code, 0);
     // Heartbeats from the other account keep nothing alive: the silent broker expires.
@@ -310,14 +313,89 @@ fn a_signed_heartbeat_or_unregistration_replayed_over_another_connection_is_refu
     let mut reader = server.client();
     assert!(reader.route("T1").is_ok(), "the broker stays routed");
     assert_eq!(owner.call(heartbeat.clone()).code, 0, "over its own connection the heartbeat counts");
-    // A broker that reconnected registers again, signed, and then speaks over its new connection.
-    let mut reconnected = server.client();
-    assert_eq!(reconnected.call(heartbeat.clone()).code, NO_PERMISSION, "not before it registers again");
-    assert_eq!(reconnected.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret")).code, 0);
-    assert_eq!(reconnected.call(heartbeat).code, 0);
-    assert_eq!(owner.call(unregister.clone()).code, NO_PERMISSION, "the old connection no longer counts");
-    assert_eq!(reconnected.call(unregister).code, 0);
+    assert_eq!(owner.call(unregister).code, 0, "and so does the unregistration");
     assert!(reader.route("T1").is_err(), "unregistered over the connection it registered on");
+}
+
+/// A broker of broker-a's account registered over `owner`, heartbeating every 200 ms with a
+/// 1.5 s timeout, and its registration as an eavesdropper captured it.
+fn heartbeating_broker_a(server: &TestServer) -> (Client, Broker, RemotingCommand) {
+    let mut owner = server.client();
+    let mut broker_a = Broker::new("c", "broker-a", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
+    broker_a.heartbeat_timeout_ms = Some(1_500);
+    let registration = signed(broker_a.register_request(), "broker-a-key", "broker-a-secret");
+    assert_eq!(owner.call(registration.clone()).code, 0);
+    (owner, broker_a, registration)
+}
+
+#[test]
+fn a_registration_replayed_over_another_connection_does_not_move_the_broker_off_its_own() {
+    let (server, _dir) = acl_server_with_broker_b();
+    let (mut owner, broker_a, registration) = heartbeating_broker_a(&server);
+    let heartbeat = signed(broker_a.identity_request(904), "broker-a-key", "broker-a-secret");
+    let mut replayer = Client::connect_from("127.0.0.2", server.addr);
+    let mut reader = server.client();
+    let began = std::time::Instant::now();
+    while began.elapsed() < Duration::from_secs(3) {
+        let replay = replayer.call(registration.clone());
+        assert_eq!(
+            (replay.code, replay.remark.as_deref()),
+            (NO_PERMISSION, Some("broker broker-a at 127.0.0.1:1 is live over another connection: it moves once that connection closes or the broker is silent for half its timeout"))
+        );
+        assert_eq!(owner.call(heartbeat.clone()).code, 0, "the broker's own heartbeats count throughout");
+        assert!(reader.route("T1").is_ok(), "the broker stays routed");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Once its connection closes, the broker registers over a new one.
+    drop(owner);
+    assert!(eventually(Duration::from_secs(5), || reader.route("T1").is_err()), "the broker went with its connection");
+    let mut reconnected = server.client();
+    assert_eq!(reconnected.call(registration).code, 0);
+    assert_eq!(reconnected.call(heartbeat).code, 0);
+}
+
+#[test]
+fn a_broker_silent_for_half_its_timeout_registers_over_a_new_connection() {
+    let (server, _dir) = acl_server_with_broker_b();
+    let (_owner, broker_a, registration) = heartbeating_broker_a(&server);
+    // Its old connection stays open but carries nothing (a connection lost without a FIN).
+    let mut reconnected = server.client();
+    assert_eq!(reconnected.call(registration.clone()).code, NO_PERMISSION, "heard from just now");
+    std::thread::sleep(Duration::from_millis(900));
+    assert_eq!(reconnected.call(registration).code, 0, "silent past half its timeout, it moves");
+    let heartbeat = signed(broker_a.identity_request(904), "broker-a-key", "broker-a-secret");
+    assert_eq!(reconnected.call(heartbeat).code, 0);
+    let mut reader = server.client();
+    assert!(reader.route("T1").is_ok());
+}
+
+#[test]
+fn a_signed_registration_resent_under_another_code_or_with_an_injected_field_is_refused() {
+    let (server, _dir) = acl_server(AclProtect::Broker);
+    let mut owner = server.client();
+    let broker_a = Broker::new("c", "broker-a", 0, "127.0.0.1:1").topics(&["T1", "T2"]);
+    let registration = signed(broker_a.register_request(), "broker-a-key", "broker-a-secret");
+    assert_eq!(owner.call(registration.clone()).code, 0);
+    // The same fields, body and signature under UNREGISTER_BROKER, then BROKER_HEARTBEAT: the
+    // signature covers neither the code nor the keys.
+    for code in [104, 904] {
+        let mut swapped = registration.clone();
+        swapped.code = code;
+        let resp = owner.call(swapped);
+        assert_eq!(resp.code, NO_PERMISSION, "code {code}: {:?}", resp.remark);
+        assert_eq!(
+            resp.remark.as_deref(),
+            Some(format!("malformed signed request: request code {code} has no field haServerAddr").as_str())
+        );
+    }
+    // A field with an empty value adds nothing to the signed content.
+    let mut injected = signed(broker_a.identity_request(104), "broker-a-key", "broker-a-secret");
+    injected.ext_fields.as_mut().unwrap().insert("brokerIdx", "");
+    let resp = owner.call(injected);
+    assert_eq!(resp.code, NO_PERMISSION, "{:?}", resp.remark);
+    let mut reader = server.client();
+    assert!(reader.route("T1").is_ok(), "the broker stays routed");
+    assert_eq!(owner.call(signed(broker_a.identity_request(904), "broker-a-key", "broker-a-secret")).code, 0);
 }
 
 #[test]
