@@ -248,10 +248,12 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
         }
     };
     info!(lock_file = %lock.path().display(), "state directory locked");
+    sweep_temp_files(&settings);
     let system = actix::System::new();
     let result = system.block_on(async move {
         let (tx, requests) = mpsc::channel(1);
         reload_on_sighup(tx, sources.clone(), log_filter);
+        survive_file_size_limit();
         let reload = server::Reload { sources, requests };
         server::load_bind_serve(settings, shutdown_signal(), Some(reload)).await
     });
@@ -261,6 +263,39 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
         Err(e) => {
             error!(error = %e, "namesrv failed");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Removes what writes that never finished left beside the state files (before anything
+/// writes them).
+fn sweep_temp_files(settings: &Settings) {
+    let files = [
+        PathBuf::from(&settings.state.kv_config_path),
+        PathBuf::from(&settings.state.config_store_path),
+        namesrv::warm::file::path_for(settings),
+    ];
+    for removed in namesrv::persist::sweep_temp_files(files.iter().map(PathBuf::as_path)) {
+        warn!(path = %removed.display(), "removed a temp file an unfinished write left");
+    }
+}
+
+/// Handles SIGXFSZ instead of its default action (ending the process): a write past a
+/// file-size limit (`RLIMIT_FSIZE`) then fails with EFBIG, and that write is refused as any
+/// failed write is, the server going on.
+fn survive_file_size_limit() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::from_raw(libc::SIGXFSZ)) {
+            Ok(mut signals) => {
+                tokio::spawn(async move {
+                    while signals.recv().await.is_some() {
+                        warn!("a write passed the file-size limit (SIGXFSZ); it failed and was refused");
+                    }
+                });
+            }
+            Err(error) => warn!(%error, "SIGXFSZ not handled: a write past a file-size limit ends the process"),
         }
     }
 }

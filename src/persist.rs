@@ -128,17 +128,26 @@ pub fn write_atomically_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> i
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let tmp = sibling(path, ".tmp");
-    let written = write_synced(&tmp, fill)?;
-    if exists(path) {
-        keep_previous(path, &sibling(path, ".bak"), written + 64 * 1024 * 1024)?;
+    let replaced = write_synced(&tmp, fill).and_then(|written| {
+        if exists(path) {
+            keep_previous(path, &sibling(path, ".bak"), written + 64 * 1024 * 1024)?;
+        }
+        fs::rename(&tmp, path)?;
+        File::open(dir)?.sync_all()?;
+        Ok(written)
+    });
+    if replaced.is_err() {
+        // A partial temp file would hold disk space a later write needs.
+        let _ = fs::remove_file(&tmp);
     }
-    fs::rename(&tmp, path)?;
-    File::open(dir)?.sync_all()?;
-    Ok(written)
+    replaced
 }
 
-/// Copies the content at `path` to `bak` when it is a regular file of at most `max` bytes;
-/// anything else there (a link, a FIFO, a device, something too large) is kept nowhere.
+/// Keeps the content at `path` as `bak` when it is a regular file: a hard link (no bytes
+/// copied, so a full disk cannot leave a partial backup), or, where links cannot be made, a
+/// copy of at most `max` bytes. Either is made as `<bak>.tmp` and renamed over `bak`, so the
+/// previous backup stays until the new one is whole. Anything else at `path` (a link, a FIFO, a
+/// device, something too large to copy) is kept nowhere.
 fn keep_previous(path: &Path, bak: &Path, max: u64) -> io::Result<()> {
     let not_ours = |e: &io::Error| e.get_ref().is_some_and(|inner| inner.is::<StateFileError>());
     let previous = match open_state_file(path) {
@@ -146,10 +155,32 @@ fn keep_previous(path: &Path, bak: &Path, max: u64) -> io::Result<()> {
         Err(e) if not_ours(&e) => return Ok(()),
         Err(e) => return Err(e),
     };
-    if previous.metadata()?.len() > max {
-        return Ok(());
+    let staged = sibling(bak, ".tmp");
+    let _ = fs::remove_file(&staged);
+    let made = match fs::hard_link(path, &staged) {
+        Ok(()) => Ok(()),
+        Err(_) if previous.metadata()?.len() > max => return Ok(()),
+        Err(_) => write_synced(&staged, |out| io::copy(&mut previous.take(max), out).map(drop)).map(drop),
+    };
+    let kept = made.and_then(|()| fs::rename(&staged, bak));
+    if kept.is_err() {
+        let _ = fs::remove_file(&staged);
     }
-    write_synced(bak, |out| io::copy(&mut previous.take(max), out).map(drop)).map(drop)
+    kept
+}
+
+/// Removes the temp files a write that never finished (a crash, a full disk) may have left
+/// beside each of `state_files`: `<file>.tmp` and `<file>.bak.tmp`, never anything else.
+pub fn sweep_temp_files<'a>(state_files: impl IntoIterator<Item = &'a Path>) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for file in state_files {
+        for leftover in [sibling(file, ".tmp"), sibling(&sibling(file, ".bak"), ".tmp")] {
+            if fs::remove_file(&leftover).is_ok() {
+                removed.push(leftover);
+            }
+        }
+    }
+    removed
 }
 
 /// Writes a new file at `path` with what `fill` writes: whatever was there (a link included) is
@@ -210,6 +241,27 @@ mod tests {
         let failed = write_atomically_with(&path, |_| Err(io::Error::other("encoding failed")));
         assert!(failed.is_err());
         assert_eq!(fs::read(&path).unwrap().len(), 4000, "a failed write leaves the file as it was");
+        assert!(!sibling(&path, ".tmp").exists(), "and no temp file");
+        assert!(!sibling(&path, ".bak.tmp").exists());
+    }
+
+    #[test]
+    fn the_backup_is_the_previous_file_itself_and_leftover_temp_files_are_swept() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = dir("link");
+        let path = dir.join("kvConfig.json");
+        write_atomically(&path, b"one").unwrap();
+        let before = fs::metadata(&path).unwrap().ino();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(fs::metadata(sibling(&path, ".bak")).unwrap().ino(), before, "a link, not a copy");
+        for leftover in [".tmp", ".bak.tmp"] {
+            fs::write(sibling(&path, leftover), b"partial").unwrap();
+        }
+        fs::write(dir.join("unrelated.tmp"), b"x").unwrap();
+        assert_eq!(sweep_temp_files([path.as_path()]).len(), 2);
+        assert!(!sibling(&path, ".tmp").exists() && !sibling(&path, ".bak.tmp").exists());
+        assert!(dir.join("unrelated.tmp").exists(), "only the known names go");
+        assert_eq!(fs::read(sibling(&path, ".bak")).unwrap(), b"one");
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! While the table is under 1 MiB every change rewrites `kvConfig.json` (atomically, the
 //! previous version kept as `.bak`), as Java does. Past that a change costs one small synced
 //! journal append, whatever the table's size; when the journal outgrows a quarter of the
-//! snapshot it is renamed `.journal.old` and a background thread merges it into a new snapshot,
-//! then deletes it (a failed merge is tried again when the journal is due next). Loading
+//! table (at least 1 MiB) it is renamed `.journal.old` and a background thread merges it into a
+//! new snapshot, then deletes it (a failed merge is tried again when the journal is due next).
+//! A journal that reaches four times that while a merge still runs waits for the merge, so the
+//! files stay within a small multiple of the table however fast changes come. Loading
 //! (`replay`) reads the snapshot, then `.journal.old`, then `.journal`. Start-up and a clean
 //! shutdown write the whole table as the snapshot, so the file is Java's complete
 //! `kvConfig.json` whenever namesrv is not running.
@@ -35,7 +37,8 @@ pub struct KvFiles {
     old_journal: PathBuf,
     file: Option<JournalFile>,
     journal_bytes: u64,
-    snapshot_bytes: u64,
+    /// The table's size as of the latest change: the journal is merged at a quarter of it.
+    table_bytes: u64,
     /// No file is read past this.
     max_read: u64,
     /// The background merge, while one runs.
@@ -54,14 +57,14 @@ impl KvFiles {
             old_journal: sibling(path, ".journal.old"),
             file: None,
             journal_bytes: 0,
-            snapshot_bytes: 0,
+            table_bytes: 0,
             max_read,
             merging: None,
         };
         let mut table = read_snapshot(path, max_read)?;
         let replayed =
             replay(&files.old_journal, &mut table, max_read)? + replay(&files.journal, &mut table, max_read)?;
-        files.snapshot_bytes = fs::metadata(path).map_or(0, |m| m.len());
+        files.table_bytes = fs::metadata(path).map_or(0, |m| m.len());
         if replayed > 0 || exists(&files.journal) || exists(&files.old_journal) {
             if let Err(error) = files.write_snapshot(&table) {
                 warn!(%error, "kv journal not folded into the snapshot at start-up; changes go on appending to it");
@@ -72,11 +75,18 @@ impl KvFiles {
     }
 
     /// Makes `change`, already applied to `table`, durable: a whole new snapshot while the
-    /// table is small and no journal is open, else a journal append. On error nothing is
+    /// table is small and no journal is open, else a journal append (also when the snapshot
+    /// cannot be written: a line needs less room than a table). On error nothing is
     /// acknowledged and the caller undoes the change.
     pub fn persist(&mut self, change: &Change, table: &KvTable, table_bytes: usize) -> Result<(), KvError> {
-        if self.journal_bytes == 0 && (table_bytes as u64) < COMPACT_FLOOR_BYTES && !exists(&self.old_journal) {
-            return self.write_snapshot(table);
+        self.table_bytes = table_bytes as u64;
+        if self.journal_bytes == 0 && self.table_bytes < COMPACT_FLOOR_BYTES && !exists(&self.old_journal) {
+            match self.write_snapshot(table) {
+                Err(KvError::Write { path, error }) if error.kind() == io::ErrorKind::StorageFull => {
+                    warn!(path = %path.display(), %error, "kv snapshot not written; the change goes to the journal");
+                }
+                written => return written,
+            }
         }
         self.append(change)
     }
@@ -113,7 +123,6 @@ impl KvFiles {
         let body = encode_snapshot(table, &self.snapshot)?;
         write_atomically(&self.snapshot, &body)
             .map_err(|error| KvError::Write { path: self.snapshot.clone(), error })?;
-        self.snapshot_bytes = body.len() as u64;
         self.file = None;
         for journal in [&self.journal, &self.old_journal] {
             match fs::remove_file(journal) {
@@ -127,11 +136,18 @@ impl KvFiles {
         Ok(())
     }
 
-    /// Hands the journal to a background merge when it has grown enough and none is running;
-    /// a `.journal.old` a failed merge left is merged again first.
+    /// Hands the journal to a background merge when it has grown past a quarter of the table
+    /// and none is running; a `.journal.old` a failed merge left is merged again first. A
+    /// journal grown to four times that while a merge runs waits for it.
     fn maybe_compact(&mut self) {
-        let due = self.journal_bytes > COMPACT_FLOOR_BYTES.max(self.snapshot_bytes / 4);
-        if !due || self.merging.as_ref().is_some_and(|m| !m.is_finished()) {
+        let limit = COMPACT_FLOOR_BYTES.max(self.table_bytes / 4);
+        if self.journal_bytes <= limit {
+            return;
+        }
+        if let Some(merging) = self.merging.take_if(|m| m.is_finished() || self.journal_bytes >= 4 * limit) {
+            let _ = merging.join();
+        }
+        if self.merging.is_some() {
             return;
         }
         if !exists(&self.old_journal) {
@@ -140,7 +156,6 @@ impl KvFiles {
                 return;
             }
             self.file = None;
-            self.snapshot_bytes += self.journal_bytes;
             self.journal_bytes = 0;
         }
         let (snapshot, old_journal, max_read) = (self.snapshot.clone(), self.old_journal.clone(), self.max_read);

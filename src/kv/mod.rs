@@ -56,6 +56,11 @@ pub enum KvError {
     /// `kv_max_order_topic_config_bytes`.
     #[error("ORDER_TOPIC_CONFIG full: {size} bytes with this change, max {max} (kv_max_order_topic_config_bytes)")]
     OrderTopicsFull { size: usize, max: usize },
+    /// A running server merged or rotated the files every time they were read.
+    #[error(
+        "kv files beside {path} kept changing while they were read (a running server merging its journal); try again"
+    )]
+    KeptChanging { path: PathBuf },
 }
 
 /// The most bytes read from one KV file for a store of at most `max_store_bytes`: every byte

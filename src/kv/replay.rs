@@ -34,13 +34,42 @@ pub(super) fn encode_snapshot(table: &KvTable, path: &Path) -> Result<Vec<u8>, K
         .map_err(|error| KvError::Encode { path: path.into(), error })
 }
 
+/// How many times [`read_table`] reads the files again when a merge or rotation changed them
+/// while it read.
+const READ_ATTEMPTS: usize = 20;
+
 /// The table as of the last acknowledged change (the snapshot, then the journals), written
-/// nowhere: for checking a configuration without touching it. No file is read past `max_read`.
+/// nowhere: for checking a configuration, or exporting it, without touching it. No file is read
+/// past `max_read`. The three files are read one after another while a running server may merge
+/// or rotate them, so each is identified before and after the reads (a merge replaces the
+/// snapshot and removes `.journal.old`; a rotation renames `.journal`); a change means the reads
+/// may not belong together, and they are made again. Appends only extend `.journal`, so what
+/// was read of it is a consistent prefix.
 pub fn read_table(path: &Path, max_read: u64) -> Result<KvTable, KvError> {
-    let mut table = read_snapshot(path, max_read)?;
-    replay(&sibling(path, ".journal.old"), &mut table, max_read)?;
-    replay(&sibling(path, ".journal"), &mut table, max_read)?;
-    Ok(table)
+    let (old, journal) = (sibling(path, ".journal.old"), sibling(path, ".journal"));
+    for _ in 0..READ_ATTEMPTS {
+        let before = identities(path, &old, &journal);
+        let mut table = read_snapshot(path, max_read)?;
+        replay(&old, &mut table, max_read)?;
+        replay(&journal, &mut table, max_read)?;
+        if identities(path, &old, &journal) == before {
+            return Ok(table);
+        }
+    }
+    Err(KvError::KeptChanging { path: path.to_owned() })
+}
+
+/// What identifies each KV file: the snapshot and `.journal.old` by inode and change time (both
+/// are only ever replaced or removed whole), `.journal` by inode alone (appends change its time).
+fn identities(snapshot: &Path, old: &Path, journal: &Path) -> [Option<(u64, u64, i64, i64)>; 3] {
+    use std::os::unix::fs::MetadataExt;
+    let id = |path: &Path, with_time: bool| {
+        fs::symlink_metadata(path).ok().map(|m| {
+            let (secs, nanos) = if with_time { (m.ctime(), m.ctime_nsec()) } else { (0, 0) };
+            (m.dev(), m.ino(), secs, nanos)
+        })
+    };
+    [id(snapshot, true), id(old, true), id(journal, false)]
 }
 
 /// Merges `old_journal` into the snapshot file and deletes it. Returns the changes merged.

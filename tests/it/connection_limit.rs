@@ -3,13 +3,12 @@
 //! low open-file limit keeps descriptors for its probes and state files.
 
 use std::net::{SocketAddr, TcpStream};
-use std::process::Command;
 use std::time::Duration;
 
 use crate::common::checks::assert_success;
 use crate::common::http::get;
 use crate::common::kv_config::put_ok;
-use crate::common::process::{namesrv_command, Proc};
+use crate::common::process::{namesrv_command, prlimited, Proc};
 use crate::common::*;
 
 #[test]
@@ -50,15 +49,7 @@ fn with_the_open_file_limit_exhausted_by_idle_connections_the_probes_and_state_w
     let dir = temp_dir();
     let base = namesrv_command(&dir);
     // The real binary under a 128-descriptor limit (prlimit wraps it, as `ulimit -n` would).
-    let mut cmd = Command::new("prlimit");
-    cmd.arg("--nofile=128:128").arg(base.get_program()).args(base.get_args());
-    cmd.current_dir(base.get_current_dir().unwrap());
-    for (key, value) in base.get_envs() {
-        match value {
-            Some(value) => cmd.env(key, value),
-            None => cmd.env_remove(key),
-        };
-    }
+    let mut cmd = prlimited("--nofile=128:128", &base);
     cmd.env("NAMESRV_BIND_ADDRESS", "127.0.0.1").env("NAMESRV_LISTEN_PORT", "0").env("NAMESRV_IO_THREADS", "1");
     cmd.env("NAMESRV_PEER_SHARE_PERCENT", "100").env("NAMESRV_BROKER_RESERVE_PERCENT", "0");
     let mut proc = Proc::spawn(cmd);

@@ -37,6 +37,7 @@ mod runtime_overrides;
 mod service;
 mod stalls;
 mod startup;
+mod state_bounds;
 mod state_files;
 mod store_bounds;
 mod tls;

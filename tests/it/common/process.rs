@@ -198,3 +198,20 @@ pub fn run_to_exit(cmd: Command) -> (ExitStatus, String, String) {
     let status = proc.wait(Duration::from_secs(10));
     (status, proc.stdout(), proc.stderr())
 }
+
+/// `base` run under `prlimit` with `limit` (`--fsize=...`, `--nofile=...`), as `ulimit` would
+/// run it: the same program, arguments, directory and environment.
+pub fn prlimited(limit: &str, base: &Command) -> Command {
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(limit).arg(base.get_program()).args(base.get_args());
+    if let Some(dir) = base.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    for (key, value) in base.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd
+}
