@@ -10,6 +10,7 @@
 
 pub mod accounts;
 pub mod shape;
+pub mod shown;
 pub mod verify;
 
 use std::net::SocketAddr;

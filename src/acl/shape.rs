@@ -101,7 +101,7 @@ pub fn check(req: &RemotingCommand) -> Result<(), Malformed> {
     let Some(shape) = shape(req.code) else { return Ok(()) };
     for (key, value) in req.ext_fields.iter().flat_map(|f| f.iter()) {
         if !shape.fields.contains(&key) && !HOOK_FIELDS.contains(&key) {
-            return Err(Malformed::Field { code: req.code, field: super::verify::shown(key) });
+            return Err(Malformed::Field { code: req.code, field: super::shown::shown(key) });
         }
         if value.is_empty() {
             return Err(Malformed::Empty(key.to_owned()));
@@ -113,7 +113,7 @@ pub fn check(req: &RemotingCommand) -> Result<(), Malformed> {
         } else {
             continue;
         };
-        return Err(Malformed::NotCanonical { field: key.to_owned(), kind, value: super::verify::shown(value) });
+        return Err(Malformed::NotCanonical { field: key.to_owned(), kind, value: super::shown::shown(value) });
     }
     let has_body = req.body.as_ref().is_some_and(|b| !b.is_empty());
     if has_body != shape.body {

@@ -9,6 +9,7 @@ use thiserror::Error;
 
 use super::accounts::{Account, Accounts, Role};
 use super::shape::{self, Malformed};
+pub use super::shown::shown;
 use crate::protocol::code::version::V4_9_3;
 use crate::protocol::signature::{verify, ACCESS_KEY, SIGNATURE};
 use crate::protocol::RemotingCommand;
@@ -95,18 +96,6 @@ impl Denied {
             Denied::Malformed(_) => "malformed_request",
         }
     }
-}
-
-/// At most this many characters of a peer's access key or broker name are repeated back.
-const SHOWN_CHARS: usize = 64;
-
-/// A peer-supplied name as remarks and logs show it: control characters escaped, cut short.
-pub fn shown(text: &str) -> String {
-    let mut out: String = text.chars().take(SHOWN_CHARS).flat_map(char::escape_debug).collect();
-    if text.chars().nth(SHOWN_CHARS).is_some() {
-        out.push_str("...");
-    }
-    out
 }
 
 /// Checks a request's credentials against `accounts`: the account it names, from the address
