@@ -1,16 +1,17 @@
 //! Re-reading files that may change while the server runs (the accounts file, TLS certificates):
 //! a thread of its own polls them and calls a reload function when they changed, and whenever
-//! it is poked (SIGHUP). Either way the files must first have settled: the same size, mtime,
-//! inode and content hash on every look for `settle`, so a file written in place in several
-//! pieces is not loaded half-written (a truncated TOML can still parse). Reading and parsing
-//! happen on that thread, never on the connections' thread. The thread ends when its [`Poke`]
-//! is dropped.
+//! it is poked (SIGHUP). Either way the files must first have settled: the same size, inode
+//! and content hash on every look for `settle`, so a file written in place in several pieces is
+//! not loaded half-written (a truncated TOML can still parse). Touching a file (its mtime
+//! alone) changes nothing, and a change pending for `max_settle` is loaded as it is then, so a
+//! file that keeps changing cannot keep what it revoked in force. Reading and parsing happen on
+//! that thread, never on the connections' thread. The thread ends when its [`Poke`] is dropped.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crate::persist::read_config_file;
 use crate::settings::Settings;
@@ -41,8 +42,8 @@ impl Poke {
     }
 }
 
-/// What identifies a file's content; `None` when it cannot be read.
-type Fingerprint = Vec<Option<(SystemTime, u64, u64, u64)>>;
+/// What identifies a file's content (length, inode, hash); `None` when it cannot be read.
+type Fingerprint = Vec<Option<(u64, u64, u64)>>;
 
 fn fingerprint(paths: &[PathBuf]) -> Fingerprint {
     paths
@@ -51,7 +52,7 @@ fn fingerprint(paths: &[PathBuf]) -> Fingerprint {
             let meta = std::fs::metadata(p).ok()?;
             let mut hasher = DefaultHasher::new();
             read_config_file(p, MAX_HASHED_BYTES).ok()?.hash(&mut hasher);
-            Some((meta.modified().ok()?, meta.len(), inode(&meta), hasher.finish()))
+            Some((meta.len(), inode(&meta), hasher.finish()))
         })
         .collect()
 }
@@ -73,15 +74,18 @@ pub struct Timing {
     pub interval: Duration,
     /// How long files must stay unchanged before they are loaded.
     pub settle: Duration,
+    /// How long a change may wait for the files to settle: past it they are loaded as they are.
+    pub max_settle: Duration,
 }
 
 impl Timing {
-    /// The accounts and TLS files' timing: `security_reload_interval_ms` and
-    /// `security_reload_settle_ms`.
+    /// The accounts and TLS files' timing: `security_reload_interval_ms`,
+    /// `security_reload_settle_ms` and `security_reload_max_settle_ms`.
     pub fn of(settings: &Settings) -> Timing {
         Timing {
             interval: Duration::from_millis(settings.acl.security_reload_interval_ms),
             settle: Duration::from_millis(settings.acl.security_reload_settle_ms),
+            max_settle: Duration::from_millis(settings.acl.security_reload_max_settle_ms),
         }
     }
 }
@@ -97,7 +101,8 @@ pub fn spawn(
     let (tx, rx) = sync_channel(1);
     let loaded = fingerprint(&paths);
     let changed_at = Instant::now().checked_sub(timing.settle).unwrap_or_else(Instant::now);
-    let watch = Watch { paths, timing, seen: loaded.clone(), loaded, changed_at, requested: false };
+    let watch =
+        Watch { paths, timing, seen: loaded.clone(), loaded, changed_at, pending_since: None, requested: false };
     std::thread::Builder::new().name(name.to_owned()).spawn(move || watch.run(&rx, reload))?;
     Ok(Poke(tx))
 }
@@ -112,6 +117,8 @@ struct Watch {
     seen: Fingerprint,
     /// When `seen` last changed.
     changed_at: Instant,
+    /// Since when a change or request has waited to load.
+    pending_since: Option<Instant>,
     /// A reload was requested and has not happened yet.
     requested: bool,
 }
@@ -137,7 +144,7 @@ impl Watch {
 
     /// How long to wait for a poke before looking again; `None`: until poked.
     fn wait(&self, pending: bool) -> Option<Duration> {
-        let Timing { interval, settle } = self.timing;
+        let Timing { interval, settle, .. } = self.timing;
         match (pending, interval.is_zero()) {
             (true, true) => Some((settle / 4).max(MIN_TICK)),
             (true, false) => Some(interval.min(settle / 4).max(MIN_TICK)),
@@ -147,20 +154,28 @@ impl Watch {
     }
 
     /// Looks at the files; says why to reload when a change or a request is due and the files
-    /// have settled (unchanged since the last look, and for `settle`).
+    /// have settled (unchanged since the last look, and for `settle`), or it has waited
+    /// `max_settle` whatever the files do.
     fn look(&mut self) -> Option<Cause> {
         let now = fingerprint(&self.paths);
-        if now != self.seen {
+        let changed = now != self.seen;
+        if changed {
             self.seen = now;
             self.changed_at = Instant::now();
-            return None;
         }
         let due = self.requested || self.seen != self.loaded;
-        if !due || self.changed_at.elapsed() < self.timing.settle {
+        if !due {
+            self.pending_since = None;
+            return None;
+        }
+        let waited = self.pending_since.get_or_insert_with(Instant::now).elapsed();
+        let settled = !changed && self.changed_at.elapsed() >= self.timing.settle;
+        if !settled && waited < self.timing.max_settle {
             return None;
         }
         let cause = if self.requested { Cause::Requested } else { Cause::Changed };
         self.requested = false;
+        self.pending_since = None;
         self.loaded = self.seen.clone();
         Some(cause)
     }
@@ -178,7 +193,8 @@ mod tests {
         let file = dir.join("watched");
         std::fs::write(&file, "one").unwrap();
         let (tx, rx) = channel();
-        let timing = Timing { interval: Duration::from_millis(20), settle: Duration::ZERO };
+        let timing =
+            Timing { interval: Duration::from_millis(20), settle: Duration::ZERO, max_settle: Duration::from_secs(60) };
         let poke = spawn("test-watch", vec![file.clone()], timing, move |cause| {
             let _ = tx.send(cause);
         })
@@ -200,7 +216,11 @@ mod tests {
         let file = dir.join("watched");
         std::fs::write(&file, "old").unwrap();
         let (tx, rx) = channel();
-        let timing = Timing { interval: Duration::from_millis(10), settle: Duration::from_millis(400) };
+        let timing = Timing {
+            interval: Duration::from_millis(10),
+            settle: Duration::from_millis(400),
+            max_settle: Duration::from_secs(60),
+        };
         let path = file.clone();
         let poke = spawn("test-settle", vec![file.clone()], timing, move |cause| {
             let _ = tx.send((cause, std::fs::read_to_string(&path).unwrap()));

@@ -291,9 +291,12 @@ pub struct AclSettings {
     pub acl_protect: AclProtect,
     /// How often the accounts file and the TLS files are checked for changes; 0: only SIGHUP.
     pub security_reload_interval_ms: u64,
-    /// How long the accounts and TLS files must stay unchanged (size, mtime, content) before a
+    /// How long the accounts and TLS files must stay unchanged (size, inode, content) before a
     /// change or SIGHUP loads them, so a file written in place is never loaded half-written.
     pub security_reload_settle_ms: u64,
+    /// How long a change may wait for those files to settle: past it they are loaded as they
+    /// are (when they parse), so a file that keeps changing cannot keep a revoked key working.
+    pub security_reload_max_settle_ms: u64,
 }
 
 impl Default for AclSettings {
@@ -304,6 +307,7 @@ impl Default for AclSettings {
             acl_protect: AclProtect::Admin,
             security_reload_interval_ms: 2_000,
             security_reload_settle_ms: 1_000,
+            security_reload_max_settle_ms: 10_000,
         }
     }
 }
