@@ -90,7 +90,7 @@ start_namesrv() { # NAME PORT [HTTP_PORT [NAMESRV ARGS...]]
     shift $(($# < 3 ? $# : 3))
     mkdir -p "$WORK/$name"
     NAMESRV_HTTP_LISTEN=127.0.0.1:$http NAMESRV_KV_CONFIG_PATH=$WORK/$name/kvConfig.json NAMESRV_CONFIG_STORE_PATH=$WORK/$name/namesrv.properties \
-        "$NS_BIN" --listen "127.0.0.1:$port" --scan-interval-ms 500 --set broker_timeout_ms=15000 "$@" \
+        "$NS_BIN" --listen "127.0.0.1:$port" --scan-interval-ms 500 --set broker_timeout_ms=15000 --set runtime_min_broker_timeout_ms=1000 "$@" \
         >> "$WORK/$name.log" 2>&1 &
     NS_PID[$name]=$!
     PIDS+=($!)

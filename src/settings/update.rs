@@ -93,7 +93,7 @@ impl Settings {
     /// `None` when `key` (our spelling) is no runtime key, else the range its value must fall in
     /// over the wire (`None` inside: not numeric). A broker timeout below
     /// `runtime_min_broker_timeout_ms` would expire live brokers between their heartbeats.
-    fn runtime_range(&self, key: &str) -> Option<Option<(u64, u64)>> {
+    pub(super) fn runtime_range(&self, key: &str) -> Option<Option<(u64, u64)>> {
         let range = RUNTIME_KEYS.iter().find(|(k, _)| *k == key)?.1;
         Some(match key {
             "broker_timeout_ms" => range.map(|(min, max)| (min.max(self.routing.runtime_min_broker_timeout_ms), max)),

@@ -53,6 +53,9 @@ impl Settings {
         {
             return invalid("http_listen", "must be host:port (brackets around an IPv6 host), or empty");
         }
+        if let Err(error) = log_filter_directives(&self.observe.log_filter) {
+            return Err(SettingsError::Invalid { key: "log_filter", reason: error.to_string() });
+        }
         if self.listen.io_threads > 1024 {
             return invalid("io_threads", "must be at most 1024 (0: one per core)");
         }
@@ -82,6 +85,7 @@ impl Settings {
         if self.limits.broker_reserve_percent > 50 {
             return invalid("broker_reserve_percent", "must be at most 50");
         }
+        self.validate_runtime_floors()?;
         if self.routing.max_heartbeat_timeout_ms < 1_000 {
             return invalid("max_heartbeat_timeout_ms", "must be at least 1000");
         }
@@ -90,6 +94,22 @@ impl Settings {
         }
         if self.limits.reply_budget_bytes < self.limits.write_buffer_high_bytes {
             return invalid("reply_budget_bytes", "must be at least write_buffer_high_bytes");
+        }
+        Ok(())
+    }
+
+    /// Every runtime key's wire range holds from a file, the environment or a flag too, so that
+    /// `broker_timeout_ms = 120` (seconds meant, milliseconds read) cannot expire every broker
+    /// at the first scan after it registers: the floor UPDATE_NAMESRV_CONFIG applies is the
+    /// floor everywhere.
+    fn validate_runtime_floors(&self) -> Result<(), SettingsError> {
+        let values = self.values();
+        for (key, _) in super::RUNTIME_KEYS {
+            let Some(Some((min, max))) = self.runtime_range(key) else { continue };
+            let value = values.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.parse::<u64>().ok());
+            if value.is_some_and(|v| !(min..=max).contains(&v)) {
+                return Err(SettingsError::Invalid { key: runtime_key(key), reason: floor_reason(key, min, max) });
+            }
         }
         Ok(())
     }
@@ -112,5 +132,68 @@ impl Settings {
             return invalid("tls_handshake_timeout_ms", "must be at least 1");
         }
         Ok(())
+    }
+}
+
+/// Parses a non-empty `log_filter` as the binary will (`RUST_LOG` syntax), so that a bad one
+/// fails start-up, `--check-config` and a reload instead of falling back to `info`.
+fn log_filter_directives(filter: &str) -> Result<(), tracing_subscriber::filter::ParseError> {
+    match filter.trim() {
+        "" => Ok(()),
+        directives => tracing_subscriber::EnvFilter::builder().parse(directives).map(drop),
+    }
+}
+
+/// The `'static` name of a runtime key, for its error.
+fn runtime_key(key: &str) -> &'static str {
+    super::RUNTIME_KEYS.iter().find(|(k, _)| *k == key).map_or("broker_timeout_ms", |(k, _)| k)
+}
+
+/// Why a runtime key is out of its range, saying how to widen it.
+fn floor_reason(key: &str, min: u64, max: u64) -> String {
+    match key {
+        "broker_timeout_ms" => format!(
+            "must be between runtime_min_broker_timeout_ms ({min}) and {max}: it is in milliseconds \
+             (120 s is 120000); lower runtime_min_broker_timeout_ms (at least 1000) to allow less"
+        ),
+        _ => format!("must be between {min} and {max}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::RUNTIME_KEYS;
+
+    #[test]
+    fn every_numeric_runtime_key_has_its_wire_floor_from_every_source() {
+        let defaults = Settings::default();
+        for (key, range) in RUNTIME_KEYS {
+            let Some(Some((min, _))) = defaults.runtime_range(key) else { continue };
+            assert!(range.is_some());
+            let below = defaults.with_values(&[((*key).to_owned(), (min - 1).to_string())]).unwrap();
+            let err = below.validate().expect_err(key).to_string();
+            assert!(err.contains(key), "{err}");
+            let at = defaults.with_values(&[((*key).to_owned(), min.to_string())]).unwrap();
+            assert!(at.validate().is_ok(), "{key} at its floor");
+        }
+        let seconds = defaults.with_values(&[("broker_timeout_ms".into(), "120".into())]).unwrap();
+        let err = seconds.validate().unwrap_err().to_string();
+        assert!(err.contains("runtime_min_broker_timeout_ms (60000)") && err.contains("milliseconds"), "{err}");
+        let lowered = defaults
+            .with_values(&[
+                ("broker_timeout_ms".into(), "3000".into()),
+                ("runtime_min_broker_timeout_ms".into(), "1000".into()),
+            ])
+            .unwrap();
+        assert!(lowered.validate().is_ok(), "a lowered floor allows less");
+    }
+
+    #[test]
+    fn a_log_filter_that_does_not_parse_is_invalid() {
+        let with = |f: &str| Settings::default().with_values(&[("log_filter".into(), f.into())]).unwrap().validate();
+        assert!(with("").is_ok() && with("info,namesrv=debug").is_ok());
+        let err = with("namesrv=[bogus").unwrap_err().to_string();
+        assert!(err.starts_with("invalid setting log_filter"), "{err}");
     }
 }

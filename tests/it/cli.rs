@@ -23,6 +23,7 @@ fn namesrv() -> Command {
 fn print_config_shows_the_layered_result() {
     let out = namesrv()
         .args(["-p", "--listen", "127.0.0.1:19876", "--scan-interval-ms", "200", "--set", "broker_timeout_ms=3000"])
+        .args(["--set", "runtime_min_broker_timeout_ms=1000"])
         .env("NAMESRV_IDLE_TIMEOUT_SECS", "7")
         .output()
         .unwrap();

@@ -35,6 +35,7 @@ mod route_lane;
 mod runtime_config;
 mod runtime_overrides;
 mod service;
+mod settings_truth;
 mod stalls;
 mod startup;
 mod state_bounds;

@@ -39,6 +39,7 @@ fn a_pause_longer_than_the_timeout_expires_no_broker_that_kept_sending_but_a_sil
     let dir = temp_dir();
     let mut cmd = namesrv_command(&dir);
     cmd.args(["--listen", "127.0.0.1:0", "--set", "broker_timeout_ms=3000", "--set", "scan_interval_ms=500"]);
+    cmd.args(["--set", "runtime_min_broker_timeout_ms=1000"]);
     let mut proc = Proc::spawn(cmd);
     let addr = proc.addr();
     let mut silent = Client::connect(addr);

@@ -18,6 +18,7 @@ const WAIT: Duration = Duration::from_secs(10);
 fn command(dir: &Path, settings: &[&str]) -> Command {
     let mut cmd = namesrv_command(dir);
     cmd.args(["--listen", "127.0.0.1:0", "--set", "broker_timeout_ms=3000", "--set", "scan_interval_ms=200"]);
+    cmd.args(["--set", "runtime_min_broker_timeout_ms=1000"]);
     for setting in settings {
         cmd.args(["--set", setting]);
     }

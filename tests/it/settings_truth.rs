@@ -1,0 +1,74 @@
+//! Settings that must not lie (issue 37): a value with a runtime floor has it from every source,
+//! `--check-config` fails on what start-up or a reload would refuse, and works beside the
+//! running server it checks.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::process::{namesrv_command, run_to_exit, Proc};
+use crate::common::*;
+use namesrv::protocol::RemotingCommand;
+
+const GET_NAMESRV_CONFIG: i32 = 319;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn config_value(client: &mut Client, key: &str) -> String {
+    let resp = client.call(RemotingCommand::request(GET_NAMESRV_CONFIG, None));
+    let body = String::from_utf8(resp.body.unwrap_or_default().to_vec()).unwrap();
+    let prefix = format!("{key}=");
+    body.lines().find_map(|l| l.strip_prefix(&prefix)).unwrap_or_else(|| panic!("no {key} in\n{body}")).to_owned()
+}
+
+// ---------------------------------------------------------------------------------------------
+// broker_timeout_ms: the wire's floor from a file, the environment and a flag
+
+#[test]
+fn a_broker_timeout_in_seconds_fails_the_check_and_the_start() {
+    let dir = temp_dir();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--check-config", "--listen", "127.0.0.1:0", "--set", "broker_timeout_ms=120"]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert_eq!(status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stderr.contains("broker_timeout_ms") && stderr.contains("runtime_min_broker_timeout_ms"), "{stderr}");
+
+    let mut cmd = namesrv_command(&dir);
+    cmd.env("NAMESRV_BROKER_TIMEOUT_MS", "120").args(["--listen", "127.0.0.1:0"]);
+    let (status, _, stderr) = run_to_exit(cmd);
+    assert_eq!(status.code(), Some(2), "stderr:\n{stderr}");
+    assert!(stderr.contains("NAMESRV_BROKER_TIMEOUT_MS") && !stderr.contains("listening"), "{stderr}");
+
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--check-config", "--listen", "127.0.0.1:0", "--set", "broker_timeout_ms=3000"]);
+    cmd.args(["--set", "runtime_min_broker_timeout_ms=1000"]);
+    let (status, _, stderr) = run_to_exit(cmd);
+    assert!(status.success(), "a lowered floor allows it: {stderr}");
+}
+
+#[test]
+fn a_reload_with_a_broker_timeout_below_the_floor_changes_nothing() {
+    let dir = temp_dir();
+    let base = "bind_address = \"127.0.0.1\"\nlisten_port = 0\n";
+    let file = write(&dir, "namesrv.toml", &format!("{base}broker_timeout_ms = 120000\n"));
+    let mut cmd = namesrv_command(&dir);
+    cmd.arg("-c").arg(&file);
+    let mut proc = Proc::spawn(cmd);
+    let mut client = Client::connect(proc.addr());
+    assert_eq!(config_value(&mut client, "broker_timeout_ms"), "120000");
+    write(&dir, "namesrv.toml", &format!("{base}broker_timeout_ms = 120\n"));
+    proc.hangup();
+    proc.wait_for_line(&["reload failed; settings unchanged", "broker_timeout_ms"]);
+    assert_eq!(config_value(&mut client, "broker_timeout_ms"), "120000", "the reload applied nothing");
+}
+
+#[test]
+fn a_log_filter_that_does_not_parse_fails_the_check() {
+    let mut cmd = namesrv_command(&temp_dir());
+    cmd.args(["--check-config", "--listen", "127.0.0.1:0", "--set", "log_filter=namesrv=[bogus"]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert_eq!(status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stderr.contains("log_filter"), "{stderr}");
+}
