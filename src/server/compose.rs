@@ -119,26 +119,37 @@ impl Services {
             watchers.push(poke);
             tls
         });
-        let context = ConnectionContext {
-            dispatcher,
-            registry,
-            codec: RemotingCodec::new(settings.limits.max_frame_bytes),
-            frame_budget: FrameBudget::new(settings.limits.frame_budget_bytes),
-            frame_timeout: Duration::from_secs(settings.limits.frame_receive_timeout_secs),
-            idle_timeout: Duration::from_secs(settings.listen.idle_timeout_secs),
-            flow_limits: FlowLimits {
-                high_bytes: settings.limits.write_buffer_high_bytes,
-                low_bytes: settings.limits.write_buffer_low_bytes,
-                max_in_flight: settings.limits.max_in_flight_per_connection,
-                max_bytes: settings.limits.write_buffer_max_bytes,
-            },
-            reply_budget: ReplyBudget::new(settings.limits.reply_budget_bytes),
-            metrics: metrics.clone(),
-            slow_request: Duration::from_millis(settings.observe.slow_request_ms),
-        };
+        let context = connection_context(settings, dispatcher, registry, metrics.clone());
         let controller = state
             .controller
-            .map(|loaded| RunningController::start(loaded, &context, controller_notifier, settings, metrics));
+            .map(|loaded| RunningController::start(loaded, &context, controller_notifier, settings, metrics))
+            .transpose()?;
         Ok(Services { context, kv, config, storage, registry_thread, tls, watchers, controller })
+    }
+}
+
+/// What every connection of the remoting listener gets, from the settings.
+fn connection_context(
+    settings: &Settings,
+    dispatcher: Dispatcher,
+    registry: crate::registry::RegistryHandle,
+    metrics: Arc<Metrics>,
+) -> ConnectionContext {
+    ConnectionContext {
+        dispatcher,
+        registry,
+        codec: RemotingCodec::new(settings.limits.max_frame_bytes),
+        frame_budget: FrameBudget::new(settings.limits.frame_budget_bytes),
+        frame_timeout: Duration::from_secs(settings.limits.frame_receive_timeout_secs),
+        idle_timeout: Duration::from_secs(settings.listen.idle_timeout_secs),
+        flow_limits: FlowLimits {
+            high_bytes: settings.limits.write_buffer_high_bytes,
+            low_bytes: settings.limits.write_buffer_low_bytes,
+            max_in_flight: settings.limits.max_in_flight_per_connection,
+            max_bytes: settings.limits.write_buffer_max_bytes,
+        },
+        reply_budget: ReplyBudget::new(settings.limits.reply_budget_bytes),
+        metrics,
+        slow_request: Duration::from_millis(settings.observe.slow_request_ms),
     }
 }
