@@ -6,7 +6,7 @@
 //! [[accounts]]
 //! access_key = "ops"
 //! secret_key = "a long random secret"
-//! role = "admin"                    # admin | broker | client
+//! role = "admin"                    # admin | broker | client | peer
 //!
 //! [[accounts]]
 //! access_key = "broker-a"
@@ -42,6 +42,8 @@ pub enum Role {
     Broker,
     /// The read-only codes.
     Client,
+    /// Another controller peer: the Raft codes of the controller port, nothing else.
+    Peer,
 }
 
 impl Role {
@@ -51,6 +53,7 @@ impl Role {
             Role::Admin => "admin",
             Role::Broker => "broker",
             Role::Client => "client",
+            Role::Peer => "peer",
         }
     }
 }
@@ -216,6 +219,7 @@ impl AccountText {
             "admin" => Role::Admin,
             "broker" => Role::Broker,
             "client" => Role::Client,
+            "peer" => Role::Peer,
             _ => return Err(AccountProblem::UnknownRole(self.role)),
         };
         let brokers = match (role, self.brokers) {
@@ -264,8 +268,8 @@ pub enum AccountProblem {
     /// `secret_key` is empty (Java's signer refuses an empty key too).
     #[error("secret_key is empty")]
     EmptySecret,
-    /// `role` is not admin, broker or client.
-    #[error("unknown role {0:?} (admin, broker or client)")]
+    /// `role` is not admin, broker, client or peer.
+    #[error("unknown role {0:?} (admin, broker, client or peer)")]
     UnknownRole(String),
     /// A broker account lists no brokers.
     #[error("a broker account must list its brokers (\"*\" for any)")]

@@ -94,7 +94,7 @@ fn every_mistake_names_the_file_and_the_account() {
         }
     }
     let err = parse(&account("access_key = \"k\"\nsecret_key = \"s\"\nrole = \"root\"")).unwrap_err().to_string();
-    assert_eq!(err, "accounts file /etc/namesrv/accounts.toml, account 2 (access_key \"k\"): unknown role \"root\" (admin, broker or client)");
+    assert_eq!(err, "accounts file /etc/namesrv/accounts.toml, account 2 (access_key \"k\"): unknown role \"root\" (admin, broker, client or peer)");
     let err = parse("allow = [\"nonsense\"]\n").unwrap_err().to_string();
     assert!(err.contains("/etc/namesrv/accounts.toml") && err.contains("nonsense"), "{err}");
 }

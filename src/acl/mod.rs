@@ -4,11 +4,13 @@
 //! accounts file whose role allows the code. Refusals answer NO_PERMISSION (16) with a remark
 //! saying what was missing or wrong, and are logged at WARN, rate-limited.
 //!
-//! `accounts`: the accounts file; `verify`: levels, roles and the signature check. The table of
+//! `accounts`: the accounts file; `verify`: levels, roles and the signature check;
+//! `controller`: the same on the controller port, with its own classes of codes. The table of
 //! accounts is swapped whole when the file changes or on SIGHUP (it is not route state: no
 //! actor owns it); a file that does not load leaves the previous accounts in force.
 
 pub mod accounts;
+pub mod controller;
 pub mod shape;
 pub mod shown;
 pub mod verify;
@@ -23,7 +25,7 @@ use tracing::{error, info, warn};
 
 use crate::filewatch::{self, Cause, Poke, Timing};
 use crate::metrics::Metrics;
-use crate::protocol::signature::ACCESS_KEY;
+use crate::protocol::signature::{SessionCredentials, ACCESS_KEY};
 use crate::protocol::RemotingCommand;
 use crate::ratelog::RateLimit;
 use crate::settings::{AclProtect, Settings};
@@ -139,6 +141,30 @@ impl Acl {
                 Err(denied)
             }
         }
+    }
+
+    /// Checks `req` from `peer` on the controller port ([`controller::check`]).
+    pub fn admit_controller(&self, peer: SocketAddr, req: &RemotingCommand) -> Result<Caller, Denied> {
+        if !controller::protects(self.protect, controller::class(req)) {
+            return Ok(Caller::Unchecked);
+        }
+        let accounts = self.accounts.load();
+        match controller::check(&accounts, peer.ip(), req) {
+            Ok(account) => Ok(Caller::Verified(account.clone())),
+            Err(denied) => {
+                self.refused(peer, req, denied.reason(), &denied);
+                Err(denied)
+            }
+        }
+    }
+
+    /// The credentials of the account `access_key` as the accounts file holds them now, when it
+    /// has role `role`: what a controller peer signs its Raft frames with.
+    pub fn credentials(&self, access_key: &str, role: Role) -> Option<SessionCredentials> {
+        let accounts = self.accounts.load();
+        let account = accounts.get(access_key).filter(|a| a.role == role)?;
+        let secret_key = account.secret().to_owned();
+        Some(SessionCredentials { access_key: access_key.to_owned(), secret_key, security_token: None })
     }
 
     /// Counts and logs (rate-limited) a refused request; `why` is its remark.

@@ -44,6 +44,8 @@ pub fn role_allows(role: Role, code: i32) -> bool {
         Role::Admin => true,
         Role::Broker => BROKER_CODES.contains(&code) || code == REGISTER_TOPIC || READ_ONLY_CODES.contains(&code),
         Role::Client => READ_ONLY_CODES.contains(&code),
+        // A controller peer's account sends Raft frames to the controller port, nothing here.
+        Role::Peer => false,
     }
 }
 
@@ -102,6 +104,35 @@ impl Denied {
 /// `peer`, with a signature over its fields and body, allowed to send its code and, for broker
 /// codes, to act for the broker it names, in its code's shape. Returns the account.
 pub fn check<'a>(accounts: &'a Accounts, peer: IpAddr, req: &RemotingCommand) -> Result<&'a Arc<Account>, Denied> {
+    let account = authenticate(accounts, peer, req)?;
+    let key = &account.access_key;
+    if !role_allows(account.role, req.code) {
+        return Err(Denied::RoleNotAllowed { key: shown(key), role: account.role, code: req.code });
+    }
+    if account.role == Role::Broker && BROKER_CODES.contains(&req.code) {
+        names_a_listed_broker(account, req)?;
+    }
+    shape::check(req)?;
+    Ok(account)
+}
+
+/// Checks that broker account `account` may act for the broker `req` names in `brokerName`.
+pub fn names_a_listed_broker(account: &Account, req: &RemotingCommand) -> Result<(), Denied> {
+    let key = &account.access_key;
+    let broker = req.ext("brokerName").ok_or_else(|| Denied::MissingBrokerName(shown(key)))?;
+    if !account.may_act_for(broker) {
+        return Err(Denied::BrokerNotListed { key: shown(key), broker: shown(broker) });
+    }
+    Ok(())
+}
+
+/// Checks who signed `req`: the account it names, from the address `peer`, with a signature
+/// over its fields and body. What the account may send is the caller's to check.
+pub fn authenticate<'a>(
+    accounts: &'a Accounts,
+    peer: IpAddr,
+    req: &RemotingCommand,
+) -> Result<&'a Arc<Account>, Denied> {
     let Some(key) = req.ext(ACCESS_KEY) else {
         return Err(Denied::MissingAccessKey(req.code));
     };
@@ -116,16 +147,6 @@ pub fn check<'a>(accounts: &'a Accounts, peer: IpAddr, req: &RemotingCommand) ->
     if !verify(signed_fields(req), req.body.as_deref(), account.secret(), signature) {
         return Err(Denied::BadSignature(shown(key)));
     }
-    if !role_allows(account.role, req.code) {
-        return Err(Denied::RoleNotAllowed { key: shown(key), role: account.role, code: req.code });
-    }
-    if account.role == Role::Broker && BROKER_CODES.contains(&req.code) {
-        let broker = req.ext("brokerName").ok_or_else(|| Denied::MissingBrokerName(shown(key)))?;
-        if !account.may_act_for(broker) {
-            return Err(Denied::BrokerNotListed { key: shown(key), broker: shown(broker) });
-        }
-    }
-    shape::check(req)?;
     Ok(account)
 }
 

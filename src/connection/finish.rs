@@ -12,6 +12,8 @@ use super::writer::Outbox;
 use super::Connection;
 use crate::dispatch::route::{InFlight, Reply};
 use crate::metrics::requests::RequestTally;
+use crate::metrics::{controller_code_name, Listener};
+use crate::protocol::controller::ControllerRequestCode;
 use crate::protocol::{CodecError, RequestCode};
 
 /// The target of a connection's log lines.
@@ -33,7 +35,10 @@ impl Connection {
         let response_code = reply.code();
         match tally {
             Some(tally) => tally.record(response_code, elapsed.as_nanos() as u64),
-            None => self.context.metrics.request(flight.code, response_code, elapsed.as_nanos() as u64),
+            None => {
+                let listener = self.listener();
+                self.context.metrics.request_on(listener, flight.code, response_code, elapsed.as_nanos() as u64)
+            }
         }
         self.log_handled(&flight, response_code, elapsed);
         if flight.code == RequestCode::RegisterBroker as i32 && response_code == Some(0) {
@@ -61,6 +66,15 @@ impl Connection {
         self.close_if_drained();
     }
 
+    /// The listener this connection came in on.
+    fn listener(&self) -> Listener {
+        if self.dispatcher.fronts_controller() {
+            Listener::Controller
+        } else {
+            Listener::Namesrv
+        }
+    }
+
     /// The slow-request line of a request handled in `elapsed`, and its debug line while
     /// debug lines are on (at most `DEBUG_LINES_PER_SECOND` a second, see [`crate::ratelog`]).
     fn log_handled(&self, flight: &InFlight, response_code: Option<i32>, elapsed: Duration) {
@@ -72,7 +86,10 @@ impl Connection {
         let _entered = self.span.clone().entered();
         let InFlight { code, depth_met, ref topic, header, .. } = *flight;
         let header = header.name();
-        let msg = RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name);
+        let msg = match self.listener() {
+            Listener::Namesrv => RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name),
+            Listener::Controller => ControllerRequestCode::from_i32(code).map_or("UNKNOWN", controller_code_name),
+        };
         if slow {
             let elapsed_ms = elapsed.as_millis() as u64;
             warn!(target: TARGET, msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");

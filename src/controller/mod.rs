@@ -18,7 +18,7 @@ pub mod raft;
 pub mod state;
 mod writes;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -34,7 +34,7 @@ use liveness::LiveTable;
 pub use options::ControllerOptions;
 use raft::log::{LogStore, StoreError};
 use raft::machine::Machine;
-use raft::network::PeerNet;
+use raft::network::{PeerNet, PeerSecurity};
 use raft::Raft;
 use writes::{InFlight, Pending};
 
@@ -55,9 +55,30 @@ impl ControllerStore {
     pub fn open(options: &ControllerOptions) -> Result<ControllerStore, StoreError> {
         let log = LogStore::open(&options.store_dir)?;
         let machine = Machine::open(&options.store_dir, log.io())?;
+        check_membership(options, log.last_membership().or_else(|| machine.snapshot_membership()))?;
         info!(dir = %options.store_dir.display(), entries = log.len(), "controller state loaded");
         Ok(ControllerStore { log, machine })
     }
+}
+
+/// Refuses a group on disk whose voters are not the configured peers: membership is static, and
+/// initializing openraft with another set would form a second group beside the first.
+fn check_membership(options: &ControllerOptions, stored: Option<BTreeMap<u64, raft::Peer>>) -> Result<(), StoreError> {
+    let Some(stored) = stored else { return Ok(()) };
+    let configured = raft::members(&options.peers);
+    if stored.keys().eq(configured.keys()) {
+        return Ok(());
+    }
+    let names = |peers: &BTreeMap<u64, raft::Peer>| {
+        let mut names: Vec<String> = peers.values().map(|p| p.to_string()).collect();
+        names.sort();
+        names.join(";")
+    };
+    Err(StoreError::Membership {
+        dir: options.store_dir.clone(),
+        stored: names(&stored),
+        configured: names(&configured),
+    })
 }
 
 /// The controller actor of one peer.
@@ -93,6 +114,8 @@ pub struct Controller {
     me: Option<Addr<Controller>>,
     /// The timer of the next liveness deadline: when it fires, and its task.
     wake: Option<(Instant, tokio::task::JoinHandle<()>)>,
+    /// TLS and credentials of the links to the other peers.
+    security: PeerSecurity,
 }
 
 impl Controller {
@@ -103,6 +126,7 @@ impl Controller {
         notifier: NotifierHandle,
         arbiter: &ArbiterHandle,
         metrics: Arc<Metrics>,
+        security: PeerSecurity,
     ) -> (ControllerHandle, SharedRaft) {
         let shared = SharedRaft::default();
         let live = LiveTable::new(options.max_live_brokers);
@@ -122,6 +146,7 @@ impl Controller {
             notifier,
             me: None,
             wake: None,
+            security,
             options,
         };
         let addr = Controller::start_in_arbiter(arbiter, |_| controller);
@@ -133,7 +158,7 @@ impl Controller {
         let Some(log) = self.log.take() else { return };
         let o = &self.options;
         let members = raft::members(&o.peers);
-        let net = PeerNet::new(&o.group, o.self_id(), &o.self_name, members.clone());
+        let net = PeerNet::new(&o.group, o.self_id(), &o.self_name, members.clone(), self.security.clone());
         let (config, self_id, machine) = (o.raft_config(), o.self_id(), self.machine.clone());
         let made = async move {
             let config = Arc::new(config.validate().map_err(|e| e.to_string())?);

@@ -223,6 +223,11 @@ impl Dispatcher {
         Self { acl: Some(acl), ..self }
     }
 
+    /// Access control, when on.
+    pub fn acl(&self) -> Option<&Arc<Acl>> {
+        self.acl.as_ref()
+    }
+
     /// Handles one admitted request (never a route query: those take the route lane); `None`
     /// for oneway requests, which are never answered.
     pub async fn dispatch(self: Rc<Self>, origin: Origin, checked: Checked) -> Option<RemotingCommand> {

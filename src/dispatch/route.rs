@@ -118,7 +118,10 @@ impl Dispatcher {
             topic: None,
         };
         let caller = match &self.acl {
-            Some(acl) => match acl.admit(origin.peer, &request) {
+            Some(acl) => match match self.controller {
+                Some(_) => acl.admit_controller(origin.peer, &request),
+                None => acl.admit(origin.peer, &request),
+            } {
                 Ok(caller) => caller,
                 Err(denied) => return self.answered(flight, Err(denied.into())),
             },

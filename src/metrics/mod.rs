@@ -22,6 +22,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use crate::protocol::controller::ControllerRequestCode;
 use crate::protocol::RequestCode;
 use histogram::SecondsHistogram;
 
@@ -67,8 +68,9 @@ struct ActorMessageLabels {
     message: &'static str,
 }
 
-/// The results a request can have: its response code, or `ONEWAY` when it is not answered.
-const RESULTS: [&str; 8] = [
+/// The results a request can have: its response code (the NameServer's, then the controller's
+/// 2000–2016), or `ONEWAY` when it is not answered. An unknown code counts as `SYSTEM_ERROR`.
+const RESULTS: [&str; 25] = [
     "SUCCESS",
     "SYSTEM_ERROR",
     "SYSTEM_BUSY",
@@ -76,8 +78,44 @@ const RESULTS: [&str; 8] = [
     "NO_PERMISSION",
     "TOPIC_NOT_EXIST",
     "QUERY_NOT_FOUND",
+    "CONTROLLER_FENCED_MASTER_EPOCH",
+    "CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH",
+    "CONTROLLER_INVALID_MASTER",
+    "CONTROLLER_INVALID_REPLICAS",
+    "CONTROLLER_MASTER_NOT_AVAILABLE",
+    "CONTROLLER_INVALID_REQUEST",
+    "CONTROLLER_BROKER_NOT_ALIVE",
+    "CONTROLLER_NOT_LEADER",
+    "CONTROLLER_BROKER_METADATA_NOT_EXIST",
+    "CONTROLLER_INVALID_CLEAN_BROKER_METADATA",
+    "CONTROLLER_BROKER_NEED_TO_BE_REGISTERED",
+    "CONTROLLER_MASTER_STILL_EXIST",
+    "CONTROLLER_ELECT_MASTER_FAILED",
+    "CONTROLLER_ALTER_SYNC_STATE_SET_FAILED",
+    "CONTROLLER_BROKER_ID_INVALID",
+    "CONTROLLER_JRAFT_INTERNAL_ERROR",
+    "CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS",
     "ONEWAY",
 ];
+
+/// Which listener a request came in on: the codes of each have their own names
+/// (BROKER_HEARTBEAT on the controller port is `CONTROLLER_BROKER_HEARTBEAT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    /// The NameServer port.
+    Namesrv,
+    /// The controller port.
+    Controller,
+}
+
+/// The name of controller code `code` in the request metrics: Java's, but for the heartbeat,
+/// which the NameServer port has too.
+pub fn controller_code_name(code: ControllerRequestCode) -> &'static str {
+    match code {
+        ControllerRequestCode::BrokerHeartbeat => "CONTROLLER_BROKER_HEARTBEAT",
+        other => other.name(),
+    }
+}
 
 /// The handles of one request code.
 #[derive(Debug)]
@@ -191,7 +229,11 @@ impl Metrics {
         let mut registry = Registry::default();
         let requests = Family::<RequestLabels, Counter>::default();
         let durations = Family::<CodeLabel, SecondsHistogram>::default();
-        let names = RequestCode::ALL.iter().map(|c| c.name()).chain(std::iter::once("UNKNOWN"));
+        let names = RequestCode::ALL
+            .iter()
+            .map(|c| c.name())
+            .chain(ControllerRequestCode::ALL.iter().map(|c| controller_code_name(*c)))
+            .chain(std::iter::once("UNKNOWN"));
         let by_code = names
             .map(|name| CodeHandles {
                 name,

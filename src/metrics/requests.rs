@@ -3,7 +3,8 @@
 //! queries in batches, and per-query atomics were a measurable share of a route query).
 
 use super::histogram::LocalHistogram;
-use super::{CodeHandles, Metrics, RequestLabels, RESULTS};
+use super::{CodeHandles, Listener, Metrics, RequestLabels, RESULTS};
+use crate::protocol::controller::{ControllerRequestCode, ControllerResponseCode};
 use crate::protocol::{RequestCode, ResponseCode};
 
 /// Requests of one code handled together, counted locally until [`Metrics::add_tally`].
@@ -27,25 +28,36 @@ impl RequestTally {
 fn result_index(response: Option<i32>) -> usize {
     match response {
         None => RESULTS.len() - 1,
-        Some(code) => ResponseCode::from_i32(code).map_or(1, |r| match r {
-            ResponseCode::Success => 0,
-            ResponseCode::SystemError => 1,
-            ResponseCode::SystemBusy => 2,
-            ResponseCode::RequestCodeNotSupported => 3,
-            ResponseCode::NoPermission => 4,
-            ResponseCode::TopicNotExist => 5,
-            ResponseCode::QueryNotFound => 6,
-        }),
+        Some(code) => match (ResponseCode::from_i32(code), ControllerResponseCode::from_i32(code)) {
+            (Some(r), _) => match r {
+                ResponseCode::Success => 0,
+                ResponseCode::SystemError => 1,
+                ResponseCode::SystemBusy => 2,
+                ResponseCode::RequestCodeNotSupported => 3,
+                ResponseCode::NoPermission => 4,
+                ResponseCode::TopicNotExist => 5,
+                ResponseCode::QueryNotFound => 6,
+            },
+            // 2000..=2016 follow in order from index 7.
+            (None, Some(c)) => 7 + (c as usize - ControllerResponseCode::FencedMasterEpoch as usize),
+            (None, None) => 1,
+        },
     }
 }
 
 impl Metrics {
-    /// Records one handled request: its code, response code (`None`: oneway) and duration.
+    /// Records one handled request of the NameServer port: its code, response code (`None`:
+    /// oneway) and duration.
     pub fn request(&self, code: i32, response: Option<i32>, nanos: u64) {
+        self.request_on(Listener::Namesrv, code, response, nanos);
+    }
+
+    /// Records one handled request of `listener`.
+    pub fn request_on(&self, listener: Listener, code: i32, response: Option<i32>, nanos: u64) {
         if !self.on {
             return;
         }
-        let handles = &self.by_code[self.code_index(code)];
+        let handles = &self.by_code[self.code_index(listener, code)];
         self.result_counter(handles, result_index(response)).inc();
         handles.duration.observe_nanos(nanos);
         self.all_requests.observe_nanos(nanos);
@@ -53,7 +65,11 @@ impl Metrics {
 
     /// An empty tally of requests of `code`.
     pub fn tally(&self, code: i32) -> RequestTally {
-        RequestTally { index: self.code_index(code), results: [0; RESULTS.len()], durations: LocalHistogram::default() }
+        RequestTally {
+            index: self.code_index(Listener::Namesrv, code),
+            results: [0; RESULTS.len()],
+            durations: LocalHistogram::default(),
+        }
     }
 
     /// Adds the requests of `tally`: a few atomic additions for the whole batch.
@@ -69,11 +85,18 @@ impl Metrics {
         self.all_requests.add(&tally.durations);
     }
 
-    /// The index of `code` in `by_code` (the last one: codes not known).
-    fn code_index(&self, code: i32) -> usize {
-        RequestCode::from_i32(code)
-            .and_then(|c| RequestCode::ALL.iter().position(|a| *a == c))
-            .unwrap_or(self.by_code.len() - 1)
+    /// The index of `code` of `listener` in `by_code` (the last one: codes not known): the
+    /// NameServer's codes, then the controller's.
+    fn code_index(&self, listener: Listener, code: i32) -> usize {
+        let found = match listener {
+            Listener::Namesrv => {
+                RequestCode::from_i32(code).and_then(|c| RequestCode::ALL.iter().position(|a| *a == c))
+            }
+            Listener::Controller => ControllerRequestCode::from_i32(code)
+                .and_then(|c| ControllerRequestCode::ALL.iter().position(|a| *a == c))
+                .map(|i| RequestCode::ALL.len() + i),
+        };
+        found.unwrap_or(self.by_code.len() - 1)
     }
 
     /// The counter of `result` for the code of `handles`, made on first use.
@@ -117,5 +140,29 @@ mod tests {
         assert!(a.iter().any(|l| l == success), "{a:#?}");
         assert!(a.iter().any(|l| l.contains("result=\"TOPIC_NOT_EXIST\"} 1")), "{a:#?}");
         assert_eq!(a, b);
+    }
+
+    /// The controller port's codes and answers have their own names; its heartbeat is not the
+    /// NameServer's.
+    #[test]
+    fn controller_codes_and_answers_are_named_apart_from_the_nameserver_s() {
+        let m = Metrics::new();
+        m.request_on(Listener::Controller, 904, None, 1_000);
+        m.request_on(Listener::Controller, 1003, Some(2007), 1_000);
+        m.request_on(Listener::Controller, 1002, Some(2016), 1_000);
+        m.request_on(Listener::Controller, 1002, Some(2000), 1_000);
+        m.request_on(Listener::Controller, 105, Some(3), 1_000);
+        m.request(904, None, 1_000);
+        let text = m.encode();
+        for line in [
+            "namesrv_requests_total{code=\"CONTROLLER_BROKER_HEARTBEAT\",result=\"ONEWAY\"} 1",
+            "namesrv_requests_total{code=\"BROKER_HEARTBEAT\",result=\"ONEWAY\"} 1",
+            "namesrv_requests_total{code=\"CONTROLLER_REGISTER_BROKER\",result=\"CONTROLLER_NOT_LEADER\"} 1",
+            "namesrv_requests_total{code=\"CONTROLLER_ELECT_MASTER\",result=\"CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS\"} 1",
+            "namesrv_requests_total{code=\"CONTROLLER_ELECT_MASTER\",result=\"CONTROLLER_FENCED_MASTER_EPOCH\"} 1",
+            "namesrv_requests_total{code=\"UNKNOWN\",result=\"REQUEST_CODE_NOT_SUPPORTED\"} 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing from\n{text}");
+        }
     }
 }

@@ -124,7 +124,8 @@ impl Services {
         let context = connection_context(settings, dispatcher, registry, metrics.clone());
         let controller = state
             .controller
-            .map(|loaded| RunningController::start(loaded, &context, controller_notifier, settings, metrics));
+            .map(|loaded| RunningController::start(loaded, &context, controller_notifier, settings, metrics))
+            .transpose()?;
         Ok(Services { context, kv, config, storage, registry_thread, tls, watchers, controller })
     }
 }

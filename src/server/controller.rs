@@ -7,8 +7,13 @@ use std::io;
 use std::sync::Arc;
 
 use actix::Arbiter;
+use thiserror::Error;
 use tokio::net::TcpListener;
 use tracing::info;
+
+use crate::acl::accounts::Role;
+use crate::controller::raft::network::{PeerCredentials, PeerSecurity};
+use crate::settings::TlsMode;
 
 use crate::connection::ConnectionContext;
 use crate::controller::raft::log::StoreError;
@@ -61,16 +66,17 @@ impl RunningController {
         notifier: NotifierHandle,
         settings: &Settings,
         metrics: Arc<Metrics>,
-    ) -> RunningController {
+    ) -> Result<RunningController, PeerSecurityError> {
+        let security = peer_security(settings, base, options.peers.len())?;
         let arbiter = Arbiter::new();
         let peer_ips = settings.controller.controller_peer_addresses_only.then(|| Arc::new(options.peer_ips()));
         let (group, self_name) = (options.group.clone(), options.self_name.clone());
         info!(group = %group, peer = %self_name, peers = %options.peers_text(), "starting the controller");
-        let (controller, raft) = Controller::start(options, store, notifier, &arbiter.handle(), metrics);
+        let (controller, raft) = Controller::start(options, store, notifier, &arbiter.handle(), metrics, security);
         let front = ControllerFront { controller, raft: raft.clone(), group, self_name, peer_ips };
         let mut context = base.clone();
         context.dispatcher = context.dispatcher.clone().for_controller(front);
-        RunningController { arbiter, raft, context }
+        Ok(RunningController { arbiter, raft, context })
     }
 
     /// Stops Raft, then the controller's thread.
@@ -81,4 +87,52 @@ impl RunningController {
         self.arbiter.stop();
         let _ = self.arbiter.join();
     }
+}
+
+/// Why the links to the other peers cannot be protected as the settings ask; start-up stops.
+#[derive(Debug, Error)]
+pub enum PeerSecurityError {
+    /// Access control is on and the peer account is missing or not of role `peer`.
+    #[error(
+        "acl_enabled with {peers} controller peers: controller_peer_access_key must name an account of role peer in \
+         the accounts file ({key:?} does not), which the peers sign their Raft frames with"
+    )]
+    NoPeerAccount { peers: usize, key: String },
+    /// TLS is on and the peers' client configuration cannot be built.
+    #[error("TLS between controller peers: {0}")]
+    Tls(#[from] namesrv_client::tls::TlsConfigError),
+    /// TLS is on and no CA file is configured or found.
+    #[error("TLS between controller peers: no CA certificates: set controller_peer_tls_ca_file")]
+    NoCa,
+}
+
+/// TLS when the controller port serves it (trusting `controller_peer_tls_ca_file`, else
+/// `tls_client_ca_file`, else the system's CAs; presenting this server's certificate where a
+/// peer asks for one), and signing with the peer account when access control is on.
+fn peer_security(
+    settings: &Settings,
+    base: &ConnectionContext,
+    peers: usize,
+) -> Result<PeerSecurity, PeerSecurityError> {
+    let mut security = PeerSecurity::default();
+    if let Some(acl) = base.dispatcher.acl().filter(|_| peers > 1) {
+        let key = settings.controller.controller_peer_access_key.trim().to_owned();
+        if key.is_empty() || acl.credentials(&key, Role::Peer).is_none() {
+            return Err(PeerSecurityError::NoPeerAccount { peers, key });
+        }
+        let acl = acl.clone();
+        let credentials: PeerCredentials = Arc::new(move || acl.credentials(&key, Role::Peer));
+        security.credentials = Some(credentials);
+    }
+    if settings.tls.tls_mode != TlsMode::Disabled {
+        let tls = &settings.tls;
+        let configured = [settings.controller.controller_peer_tls_ca_file.trim(), tls.tls_client_ca_file.trim()];
+        let ca = match configured.into_iter().find(|p| !p.is_empty()) {
+            Some(path) => std::path::PathBuf::from(path),
+            None => namesrv_client::tls::system_ca_file().ok_or(PeerSecurityError::NoCa)?,
+        };
+        let identity = (std::path::Path::new(&tls.tls_cert_file), std::path::Path::new(&tls.tls_key_file));
+        security.tls = Some(namesrv_client::tls::client_config(&ca, Some(identity))?);
+    }
+    Ok(security)
 }

@@ -42,7 +42,7 @@ use crate::io_pool::IoPool;
 use accept::{accept_until, io_threads, Accept, DRAIN_TIMEOUT};
 pub use compose::bind;
 use compose::{Services, State};
-pub use controller::bind_controller;
+pub use controller::{bind_controller, PeerSecurityError};
 
 /// Why the server could not start or run.
 #[derive(Debug, Error)]
@@ -65,6 +65,9 @@ pub enum ServeError {
     /// The controller's Raft state does not load.
     #[error(transparent)]
     Controller(#[from] crate::controller::raft::log::StoreError),
+    /// The links between controller peers cannot be protected as the settings ask.
+    #[error(transparent)]
+    ControllerPeers(#[from] controller::PeerSecurityError),
 }
 
 /// The listeners a server serves on, bound by the caller (tests pre-bind them).

@@ -52,6 +52,12 @@ pub struct ControllerSettings {
     pub controller_max_live_brokers: usize,
     /// Raft frames only from the peers' addresses.
     pub controller_peer_addresses_only: bool,
+    /// With access control on, the account (role `peer`, in the accounts file) this peer signs
+    /// its Raft frames with; every peer names one, the same or each its own.
+    pub controller_peer_access_key: String,
+    /// With TLS on, the CA certificates (PEM) the links to the other peers trust; empty:
+    /// `tls_client_ca_file`, else the system's.
+    pub controller_peer_tls_ca_file: String,
 }
 
 impl Default for ControllerSettings {
@@ -76,6 +82,8 @@ impl Default for ControllerSettings {
             controller_leader_lease_ms: 2_000,
             controller_max_live_brokers: 65_536,
             controller_peer_addresses_only: true,
+            controller_peer_access_key: String::new(),
+            controller_peer_tls_ca_file: String::new(),
         }
     }
 }

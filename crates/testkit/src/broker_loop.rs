@@ -24,8 +24,14 @@ fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-fn options() -> ConnectOptions {
-    ConnectOptions { timeout: Duration::from_secs(1), ..ConnectOptions::default() }
+/// How the broker connects to controllers: 1 s timeouts, its credentials and TLS when given.
+fn options(config: &BrokerConfig) -> ConnectOptions {
+    ConnectOptions {
+        timeout: Duration::from_secs(1),
+        credentials: config.credentials.clone(),
+        tls: config.tls.clone(),
+        ..ConnectOptions::default()
+    }
 }
 
 /// Runs the broker until it is killed.
@@ -103,12 +109,16 @@ impl Looper {
     /// 1005 to each controller until one names a leader; then a connection to it.
     async fn find_leader(&mut self) -> Option<()> {
         for controller in self.config.controllers.clone() {
-            let Ok(mut conn) = Conn::connect(&controller, &options()).await else { continue };
+            let Ok(mut conn) = Conn::connect(&controller, &options(&self.config)).await else { continue };
             let request = RemotingCommand::request(1005, None);
             self.shared.lock().sent.push(request.clone());
             let Ok(answer) = conn.call(request).await else { continue };
             if let Some(leader) = MetadataResponse::read(&answer).controller_leader_address.filter(|a| !a.is_empty()) {
-                let conn = if leader == controller { conn } else { Conn::connect(&leader, &options()).await.ok()? };
+                let conn = if leader == controller {
+                    conn
+                } else {
+                    Conn::connect(&leader, &options(&self.config)).await.ok()?
+                };
                 self.leader = Some((leader, conn));
                 return Some(());
             }
@@ -243,7 +253,7 @@ impl Looper {
         };
         for controller in self.config.controllers.clone() {
             if !self.beats.contains_key(&controller) {
-                match Conn::connect(&controller, &options()).await {
+                match Conn::connect(&controller, &options(&self.config)).await {
                     Ok(conn) => drop(self.beats.insert(controller.clone(), conn)),
                     Err(_) => continue,
                 }
@@ -335,7 +345,8 @@ impl Looper {
         let mut broker = Broker::new(&self.config.cluster, &self.config.name, ns_id, &self.addr).topics(&["T1", "T2"]);
         broker.data_version.state_version = i64::from(epoch);
         if self.ns.is_none() {
-            self.ns = Conn::connect(&namesrv.to_string(), &options()).await.ok();
+            let plain = ConnectOptions { timeout: Duration::from_secs(1), ..ConnectOptions::default() };
+            self.ns = Conn::connect(&namesrv.to_string(), &plain).await.ok();
         }
         let Some(conn) = self.ns.as_mut() else { return };
         if conn.call(broker.register_request()).await.is_err() {

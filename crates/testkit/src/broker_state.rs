@@ -4,9 +4,10 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use namesrv::protocol::signature::SessionCredentials;
 use namesrv::protocol::RemotingCommand;
 
 /// How a test broker runs.
@@ -30,6 +31,10 @@ pub struct BrokerConfig {
     pub priority: i32,
     /// A NameServer to register with (103), when given.
     pub namesrv: Option<SocketAddr>,
+    /// Credentials every controller request is signed with (a broker with an ACL account).
+    pub credentials: Option<SessionCredentials>,
+    /// TLS to the controllers, when given.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl BrokerConfig {
@@ -46,6 +51,8 @@ impl BrokerConfig {
             sync_period: Duration::from_millis(500),
             priority: i32::MAX,
             namesrv: None,
+            credentials: None,
+            tls: None,
         }
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use namesrv::protocol::controller::response::MetadataResponse;
 use namesrv::protocol::RemotingCommand;
 use namesrv::settings::{ControllerMode, Settings};
+use namesrv_client::ConnectOptions;
 
 use crate::client::Client;
 use crate::server::{eventually, temp_dir, Topology};
@@ -41,6 +42,8 @@ pub struct ControllerCluster {
     addrs: Vec<SocketAddr>,
     /// Each peer's settings (its state directory among them).
     settings: Vec<Settings>,
+    /// How the cluster's own clients connect (TLS, credentials).
+    client_options: ConnectOptions,
 }
 
 impl ControllerCluster {
@@ -58,7 +61,13 @@ impl ControllerCluster {
             })
             .collect();
         let peers = listeners.into_iter().zip(&settings).map(|(l, s)| Some(Self::serve(s.clone(), l))).collect();
-        ControllerCluster { peers, addrs, settings }
+        ControllerCluster { peers, addrs, settings, client_options: ConnectOptions::default() }
+    }
+
+    /// The cluster whose own clients ([`ControllerCluster::client`], metadata, leader) connect
+    /// as `options` say: over TLS, signing with credentials.
+    pub fn with_client(self, options: ConnectOptions) -> Self {
+        ControllerCluster { client_options: options, ..self }
     }
 
     fn serve(settings: Settings, controller: std::net::TcpListener) -> TestServer {
@@ -116,7 +125,7 @@ impl ControllerCluster {
 
     /// CONTROLLER_GET_METADATA_INFO from peer `i`, or `None` when it does not answer.
     pub fn metadata(&self, i: usize) -> Option<MetadataResponse> {
-        let mut client = Client::connect_with(self.addrs[i], &Default::default()).ok()?;
+        let mut client = Client::connect_with(self.addrs[i], &self.client_options).ok()?;
         let answer = client.try_call(RemotingCommand::request(1005, None)).ok()?;
         Some(MetadataResponse::read(&answer))
     }
@@ -141,6 +150,6 @@ impl ControllerCluster {
 
     /// A client connected to peer `i`'s controller port.
     pub fn client(&self, i: usize) -> Client {
-        Client::connect(self.addrs[i])
+        Client::connect_with(self.addrs[i], &self.client_options).expect("connect to a controller peer")
     }
 }

@@ -12,12 +12,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
-use openraft::{Entry, LogId, OptionalSend, RaftLogReader, StorageError, StorageIOError, Vote};
+use openraft::{
+    Entry, EntryPayload, LogId, Membership, OptionalSend, RaftLogReader, StorageError, StorageIOError, Vote,
+};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::io::{frame, IoHandle, LogFile};
-use super::RaftTypes;
+use super::{Peer, RaftTypes};
 use crate::persist::{exists, read_state_file};
 
 /// Largest vote file read.
@@ -32,6 +34,12 @@ pub enum StoreError {
     /// A file does not hold what the controller writes there.
     #[error("{path}: corrupt: {reason}")]
     Corrupt { path: PathBuf, reason: String },
+    /// The group on disk has other peers than `controller_peers` lists (membership is static).
+    #[error(
+        "{dir}: the controller group on disk has the peers [{stored}] but controller_peers lists [{configured}]: \
+         peers cannot be added, removed or renamed; start with the peers the group was formed with"
+    )]
+    Membership { dir: PathBuf, stored: String, configured: String },
 }
 
 impl StoreError {
@@ -119,10 +127,25 @@ impl LogStore {
         self.len() == 0
     }
 
+    /// The voters of the newest membership entry held, by node id with their peers.
+    pub fn last_membership(&self) -> Option<BTreeMap<u64, Peer>> {
+        let mem = self.mem();
+        mem.log.values().rev().find_map(|entry| match &entry.payload {
+            EntryPayload::Membership(m) => Some(voters(m)),
+            _ => None,
+        })
+    }
+
     fn mem(&self) -> MutexGuard<'_, LogMem> {
         // A panic while holding the lock leaves plain data behind: keep using it.
         self.mem.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// The voters of `membership`, by node id with their peers.
+pub fn voters(membership: &Membership<u64, Peer>) -> BTreeMap<u64, Peer> {
+    let ids: std::collections::BTreeSet<u64> = membership.voter_ids().collect();
+    membership.nodes().filter(|(id, _)| ids.contains(id)).map(|(id, peer)| (*id, peer.clone())).collect()
 }
 
 fn encode(record: &Record) -> Result<Vec<u8>, serde_json::Error> {

@@ -73,6 +73,12 @@ impl Machine {
         Ok(Machine { state: Arc::new(Mutex::new(applier)), io, path })
     }
 
+    /// The voters of the membership the snapshot holds, if any.
+    pub fn snapshot_membership(&self) -> Option<std::collections::BTreeMap<u64, Peer>> {
+        let state = self.lock();
+        state.membership.membership().voter_ids().next().map(|_| super::log::voters(state.membership.membership()))
+    }
+
     /// The applied state, locked: read it and let go (never across an await).
     pub fn lock(&self) -> MutexGuard<'_, Applier> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -2,13 +2,16 @@
 //! link (openraft makes one link per replication stream and per vote round, and calls each in
 //! turn), made lazily with the one remoting client, dropped after any failure (a cancelled call
 //! may leave half a frame) and made again on the next call. Addresses come from the configured
-//! peers, not from the membership, so moving a peer is a configuration change.
+//! peers, not from the membership, so moving a peer is a configuration change. Links use TLS
+//! when the controller port does, and sign every frame with the peer account's credentials
+//! when access control is on ([`PeerSecurity`]).
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::protocol::signature::SessionCredentials;
 use namesrv_client::{ClientError, Conn, ConnectOptions};
 use openraft::error::{
     Fatal, NetworkError, RPCError, RaftError, RemoteError, ReplicationClosed, StreamingError, Timeout, Unreachable,
@@ -25,19 +28,43 @@ use super::{Peer, RaftTypes};
 use crate::protocol::controller::ControllerRequestCode as Code;
 use crate::protocol::RemotingCommand;
 
-/// What every link shares: the group, this peer's id, the peers' addresses.
+/// The credentials peer frames are signed with, looked up at each connect (the accounts file
+/// they come from may be reloaded); `None` from it: unsigned.
+pub type PeerCredentials = Arc<dyn Fn() -> Option<SessionCredentials> + Send + Sync>;
+
+/// How links to the other peers protect themselves.
+#[derive(Clone, Default)]
+pub struct PeerSecurity {
+    /// TLS with this client configuration (the controller port serves TLS).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Sign every frame (access control is on).
+    pub credentials: Option<PeerCredentials>,
+}
+
+impl std::fmt::Debug for PeerSecurity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerSecurity")
+            .field("tls", &self.tls.is_some())
+            .field("signed", &self.credentials.is_some())
+            .finish()
+    }
+}
+
+/// What every link shares: the group, this peer's id, the peers' addresses, their security.
 #[derive(Debug, Clone)]
 pub struct PeerNet {
     group: String,
     self_id: u64,
     self_name: String,
     peers: Arc<BTreeMap<u64, Peer>>,
+    security: PeerSecurity,
 }
 
 impl PeerNet {
-    /// Links from `self_name` (node `self_id`) of `group` to `peers`.
-    pub fn new(group: &str, self_id: u64, self_name: &str, peers: BTreeMap<u64, Peer>) -> Self {
-        PeerNet { group: group.to_owned(), self_id, self_name: self_name.to_owned(), peers: Arc::new(peers) }
+    /// Links from `self_name` (node `self_id`) of `group` to `peers`, protected as `security` says.
+    pub fn new(group: &str, self_id: u64, self_name: &str, peers: BTreeMap<u64, Peer>, security: PeerSecurity) -> Self {
+        let (group, self_name, peers) = (group.to_owned(), self_name.to_owned(), Arc::new(peers));
+        PeerNet { group, self_id, self_name, peers, security }
     }
 }
 
@@ -47,7 +74,8 @@ impl RaftNetworkFactory<RaftTypes> for PeerNet {
     async fn new_client(&mut self, target: u64, node: &Peer) -> PeerLink {
         let peer = self.peers.get(&target).cloned().unwrap_or_else(|| node.clone());
         let header = PeerHeader { group: self.group.clone(), from: self.self_name.clone(), to: peer.name.clone() };
-        PeerLink { self_id: self.self_id, target, addr: peer.addr, header, conn: None }
+        let security = self.security.clone();
+        PeerLink { self_id: self.self_id, target, addr: peer.addr, header, security, conn: None }
     }
 }
 
@@ -57,6 +85,7 @@ pub struct PeerLink {
     target: u64,
     addr: String,
     header: PeerHeader,
+    security: PeerSecurity,
     conn: Option<Conn>,
 }
 
@@ -99,7 +128,9 @@ impl PeerLink {
 
     async fn exchange(&mut self, request: RemotingCommand, wait: Duration) -> Result<RemotingCommand, CallError> {
         if self.conn.is_none() {
-            let options = ConnectOptions { timeout: wait, ..ConnectOptions::default() };
+            let credentials = self.security.credentials.as_ref().and_then(|get| get());
+            let tls = self.security.tls.clone();
+            let options = ConnectOptions { timeout: wait, credentials, tls, ..ConnectOptions::default() };
             self.conn = Some(Conn::connect(&self.addr, &options).await.map_err(CallError::Unreachable)?);
         }
         let Some(conn) = self.conn.as_mut() else { return Err(CallError::Timeout) };

@@ -95,3 +95,30 @@ fn standalone_controller_serves_without_a_nameserver_port() {
     let refused = cluster.client(0).request(105, &[("topic", "T1")]);
     assert_eq!(refused.code, 3, "the controller port serves no route: {:?}", refused.remark);
 }
+
+#[test]
+fn a_peer_configured_with_other_peers_than_the_group_on_disk_refuses_to_start() {
+    use crate::common::process::{namesrv_command, run_to_exit};
+    let mut cluster = ControllerCluster::start(1, |_| {});
+    cluster.wait_leader(WAIT);
+    let dir = cluster.state_dir(0);
+    let me = format!("n0-{}", cluster.addr(0));
+    cluster.stop(0);
+    let start = |peers: &str| {
+        let mut cmd = namesrv_command(&dir);
+        cmd.env("NAMESRV_CONTROLLER_MODE", "embedded")
+            .env("NAMESRV_CONTROLLER_PEERS", peers)
+            .env("NAMESRV_CONTROLLER_SELF_ID", "n0")
+            .args(["--listen", "127.0.0.1:0"]);
+        run_to_exit(cmd)
+    };
+    // One peer more: the stored group {n0} is not the configured {n0, n1}. It stops before it
+    // binds anything, naming both lists.
+    let (status, _, stderr) = start(&format!("{me};n1-127.0.0.1:1"));
+    assert!(!status.success(), "started with another membership");
+    assert!(stderr.contains(&format!("has the peers [{me}]")), "{stderr}");
+    assert!(stderr.contains(&format!("lists [{me};n1-127.0.0.1:1]")), "{stderr}");
+    // The group as it was formed starts again.
+    cluster.restart(0);
+    cluster.wait_leader(WAIT);
+}

@@ -7,6 +7,7 @@ mod broker;
 mod cluster;
 mod history;
 mod peers;
+mod security;
 mod wire;
 
 use std::time::Duration;
@@ -41,9 +42,17 @@ fn wait_role(b: &ControllerBroker, master: bool) {
 
 /// A master and a slave in one in-sync set: the first broker elected, the second joined.
 fn master_and_slave(cluster: &ControllerCluster) -> (ControllerBroker, ControllerBroker) {
-    let first = broker(cluster, |_| {});
+    master_and_slave_with(cluster, &|_| {})
+}
+
+/// [`master_and_slave`] with both brokers configured by `edit`.
+fn master_and_slave_with(
+    cluster: &ControllerCluster,
+    edit: &dyn Fn(&mut BrokerConfig),
+) -> (ControllerBroker, ControllerBroker) {
+    let first = broker(cluster, edit);
     wait_role(&first, true);
-    let second = broker(cluster, |_| {});
+    let second = broker(cluster, edit);
     wait_role(&second, false);
     first.set_in_sync(&[second.id().unwrap()]);
     assert!(

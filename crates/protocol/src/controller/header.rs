@@ -141,6 +141,13 @@ pub struct ElectMasterHeader {
 }
 
 impl ElectMasterHeader {
+    /// Whether `cmd` designates its broker as the new master (`designateElect` true in any
+    /// case, as Java's `Boolean.parseBoolean` reads it): what access control and the header
+    /// read alike.
+    pub fn designates(cmd: &RemotingCommand) -> bool {
+        cmd.ext("designateElect").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    }
+
     /// Reads the header; `@CFNotNull` fields are required.
     pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
         let f = Fields::of(cmd);
@@ -148,7 +155,7 @@ impl ElectMasterHeader {
             broker_id: f.required_i64("brokerId")?,
             invoke_time: f.optional_i64("invokeTime"),
             cluster_name: f.required("clusterName")?.to_owned(),
-            designate_elect: f.required("designateElect")?.trim().eq_ignore_ascii_case("true"),
+            designate_elect: f.required("designateElect").map(|_| Self::designates(cmd))?,
             broker_name: f.required("brokerName")?.to_owned(),
         })
     }

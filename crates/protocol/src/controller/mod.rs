@@ -134,6 +134,29 @@ impl ControllerResponseCode {
     pub fn from_i32(code: i32) -> Option<Self> {
         Self::ALL.into_iter().find(|c| *c as i32 == code)
     }
+
+    /// The Java constant name (`CONTROLLER_NOT_LEADER`), for logs and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::FencedMasterEpoch => "CONTROLLER_FENCED_MASTER_EPOCH",
+            Self::FencedSyncStateSetEpoch => "CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH",
+            Self::InvalidMaster => "CONTROLLER_INVALID_MASTER",
+            Self::InvalidReplicas => "CONTROLLER_INVALID_REPLICAS",
+            Self::MasterNotAvailable => "CONTROLLER_MASTER_NOT_AVAILABLE",
+            Self::InvalidRequest => "CONTROLLER_INVALID_REQUEST",
+            Self::BrokerNotAlive => "CONTROLLER_BROKER_NOT_ALIVE",
+            Self::NotLeader => "CONTROLLER_NOT_LEADER",
+            Self::BrokerMetadataNotExist => "CONTROLLER_BROKER_METADATA_NOT_EXIST",
+            Self::InvalidCleanBrokerMetadata => "CONTROLLER_INVALID_CLEAN_BROKER_METADATA",
+            Self::BrokerNeedToBeRegistered => "CONTROLLER_BROKER_NEED_TO_BE_REGISTERED",
+            Self::MasterStillExist => "CONTROLLER_MASTER_STILL_EXIST",
+            Self::ElectMasterFailed => "CONTROLLER_ELECT_MASTER_FAILED",
+            Self::AlterSyncStateSetFailed => "CONTROLLER_ALTER_SYNC_STATE_SET_FAILED",
+            Self::BrokerIdInvalid => "CONTROLLER_BROKER_ID_INVALID",
+            Self::JraftInternalError => "CONTROLLER_JRAFT_INTERNAL_ERROR",
+            Self::BrokerLiveInfoNotExists => "CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS",
+        }
+    }
 }
 
 /// The remark Java's controllers answer a non-leader request with (`CONTROLLER_NOT_LEADER`).
