@@ -47,31 +47,35 @@ pub fn bind_addrs(shown: &str, addrs: Vec<SocketAddr>) -> io::Result<std::net::T
     Err(last)
 }
 
-/// Descriptors kept free for the HTTP endpoint (probes, scrapes) and state files when the
-/// connection limit comes from the open-file limit.
-pub const FD_RESERVE: u64 = 64;
+/// Descriptors kept free for state files (KV store and journal, snapshots, the lock, the
+/// security files being reloaded) when the connection limit comes from the open-file limit,
+/// beside those the HTTP endpoint may hold (`http_max_connections`).
+pub const STATE_FD_RESERVE: u64 = 32;
 
 /// The connection limit when neither the settings nor the OS set one.
 const UNLIMITED_CONNECTIONS: usize = 1 << 20;
 
 /// How many remoting connections may be open at once, logged once: `configured`, or with 0 what
-/// the open-file soft limit leaves after the descriptors open now and [`FD_RESERVE`]; never more
-/// than that, so that the HTTP endpoint and the state files always find a descriptor.
-pub fn connection_limit(configured: usize) -> usize {
+/// the open-file soft limit leaves after the descriptors open now, `http_connections` and
+/// [`STATE_FD_RESERVE`]; never more than that, so that the HTTP endpoint and the state files
+/// always find a descriptor.
+pub fn connection_limit(configured: usize, http_connections: usize) -> usize {
     let soft = rlimit::getrlimit(rlimit::Resource::NOFILE).ok().map(|(soft, _)| soft);
     let soft = soft.filter(|s| *s != rlimit::INFINITY);
     let open = open_fds();
-    let limit = max_connections(configured, soft, open.unwrap_or(0));
+    let reserve = STATE_FD_RESERVE + http_connections as u64;
+    let limit = max_connections(configured, soft, open.unwrap_or(0) + reserve);
     if limit < configured {
         warn!(configured, max_connections = limit, fd_soft_limit = ?soft, "max_connections lowered to fit the open-file limit");
     }
-    info!(max_connections = limit, fd_soft_limit = ?soft, open_fds = ?open, fd_reserve = FD_RESERVE, "connection limit");
+    info!(max_connections = limit, fd_soft_limit = ?soft, open_fds = ?open, http_connections, state_fd_reserve = STATE_FD_RESERVE, "connection limit");
     limit
 }
 
-/// The limit for `configured` (0: from the fds) with a soft limit of `soft` and `open` fds open.
-fn max_connections(configured: usize, soft: Option<u64>, open: u64) -> usize {
-    let from_fds = soft.map(|s| usize::try_from(s.saturating_sub(open + FD_RESERVE)).unwrap_or(usize::MAX).max(1));
+/// The limit for `configured` (0: from the fds) with a soft limit of `soft` and `held` fds open
+/// or kept for others.
+fn max_connections(configured: usize, soft: Option<u64>, held: u64) -> usize {
+    let from_fds = soft.map(|s| usize::try_from(s.saturating_sub(held)).unwrap_or(usize::MAX).max(1));
     match (configured, from_fds) {
         (0, Some(n)) => n,
         (0, None) => UNLIMITED_CONNECTIONS,
@@ -185,10 +189,10 @@ mod tests {
 
     #[test]
     fn the_connection_limit_leaves_the_reserve_and_what_is_open_under_the_fd_limit() {
-        assert_eq!(max_connections(0, Some(1024), 40), 1024 - 40 - 64);
-        assert_eq!(max_connections(8, Some(1024), 40), 8);
-        assert_eq!(max_connections(5000, Some(1024), 40), 920, "lowered to fit");
-        assert_eq!(max_connections(0, Some(64), 40), 1, "never 0");
+        assert_eq!(max_connections(0, Some(1024), 104), 1024 - 104);
+        assert_eq!(max_connections(8, Some(1024), 104), 8);
+        assert_eq!(max_connections(5000, Some(1024), 104), 920, "lowered to fit");
+        assert_eq!(max_connections(0, Some(64), 104), 1, "never 0");
         assert_eq!(max_connections(0, None, 40), UNLIMITED_CONNECTIONS);
         assert_eq!(max_connections(7, None, 40), 7);
         assert!(open_fds().is_none_or(|n| n >= 3), "stdin, stdout, stderr at least");

@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix_web::dev::ServerHandle;
 use tracing::info;
 
-use crate::http::{self, HttpState, Listening};
+use crate::http::{self, HttpLimits, HttpState, Listening};
 use crate::listen::bind_host_port;
 use crate::metrics::histogram::{quantile, BUCKETS};
 use crate::metrics::Metrics;
@@ -67,8 +67,8 @@ impl Observer {
                     remoting_port: settings.listen.listen_port,
                     bind_address: settings.listen.bind_address.clone(),
                 };
-                let handle =
-                    http::start(listener, state).map_err(|error| ObserveError { addr: addr.to_string(), error })?;
+                let handle = http::start(listener, state, http_limits(settings))
+                    .map_err(|error| ObserveError { addr: addr.to_string(), error })?;
                 info!(http_addr = %addr, "http endpoint up");
                 http_addr = Some(addr);
                 Some(handle)
@@ -105,6 +105,14 @@ impl Observer {
 
 /// Samples every five seconds for the charts, half a period off the summary's whole seconds: a
 /// sample taken in the summary's tick would count the summary's own `GetFigures` as queued.
+/// The HTTP endpoint's connection limits from the settings.
+fn http_limits(settings: &Settings) -> HttpLimits {
+    HttpLimits {
+        max_connections: settings.observe.http_max_connections,
+        idle_timeout: Duration::from_millis(settings.observe.http_idle_timeout_ms),
+    }
+}
+
 async fn sample(metrics: Arc<Metrics>, registry: RegistryHandle) {
     let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + SAMPLE_EVERY / 2, SAMPLE_EVERY);
     loop {

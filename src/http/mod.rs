@@ -76,8 +76,17 @@ fn note_local_addr(connection: &dyn std::any::Any, data: &mut actix_web::dev::Ex
     }
 }
 
-/// Serves `listener` on one worker of its own; stopped through the handle.
-pub fn start(listener: TcpListener, state: HttpState) -> std::io::Result<ServerHandle> {
+/// How many HTTP connections are served at once and how long one may stay without a request.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    /// Connections served at once; more wait in the listen queue.
+    pub max_connections: usize,
+    /// Idle keep-alive time and the deadline for a request's head.
+    pub idle_timeout: Duration,
+}
+
+/// Serves `listener` on one worker of its own, within `limits`; stopped through the handle.
+pub fn start(listener: TcpListener, state: HttpState, limits: HttpLimits) -> std::io::Result<ServerHandle> {
     let data = web::Data::new(state);
     let permits = web::Data::new(api::ApiPermits::default());
     let server = HttpServer::new(move || {
@@ -94,6 +103,10 @@ pub fn start(listener: TcpListener, state: HttpState) -> std::io::Result<ServerH
     })
     .on_connect(note_local_addr)
     .workers(1)
+    .max_connections(limits.max_connections)
+    .keep_alive(limits.idle_timeout)
+    .client_request_timeout(limits.idle_timeout)
+    .client_disconnect_timeout(Duration::from_secs(1))
     .disable_signals()
     .shutdown_timeout(1)
     .listen(listener)?

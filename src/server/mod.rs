@@ -222,6 +222,15 @@ fn announce(settings: &Settings, namesrv: &Option<TcpListener>, controller: &Opt
 
 /// Accepts on the NameServer port and the controller port (each when there) until `shutdown`;
 /// their open connections, to drain.
+/// How many descriptors the HTTP endpoint may hold: none when it is off.
+fn http_connections(settings: &Settings) -> usize {
+    if settings.observe.http_listen.trim().is_empty() {
+        0
+    } else {
+        settings.observe.http_max_connections
+    }
+}
+
 async fn accept_all(
     settings: &Settings,
     services: &Services,
@@ -235,7 +244,7 @@ async fn accept_all(
     };
     // One table of source addresses for both listeners: an address's share is of the whole.
     let peers = Arc::new(Peers::default());
-    let limit = listen::connection_limit(settings.limits.max_connections);
+    let limit = listen::connection_limit(settings.limits.max_connections, http_connections(settings));
     let gate = || AcceptGate::new(limit, compose::shares(settings), peers.clone());
     let namesrv_loop = async {
         let listener = namesrv.as_ref()?;

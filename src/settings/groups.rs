@@ -249,6 +249,12 @@ pub struct ObserveSettings {
     /// What `GET /rocketmq/nsaddr` answers (`host:port;host:port`); empty: this server's own
     /// remoting address, as the client reached its HTTP endpoint.
     pub address_server_list: String,
+    /// At most this many HTTP connections at once (probes, scrapes, the status page); more wait
+    /// in the listen queue. Their descriptors come out of what remoting connections may use.
+    pub http_max_connections: usize,
+    /// An HTTP connection that sends no complete request for this long is closed (keep-alive
+    /// idle time and request-head deadline alike).
+    pub http_idle_timeout_ms: u64,
     /// Count requests and actor messages for `/metrics` (off only to measure what it costs).
     pub metrics_enabled: bool,
     /// Log lines as text or as one JSON object per line.
@@ -268,6 +274,8 @@ impl Default for ObserveSettings {
         Self {
             http_listen: "0.0.0.0:9880".into(),
             address_server_list: String::new(),
+            http_max_connections: 32,
+            http_idle_timeout_ms: 5_000,
             metrics_enabled: true,
             log_format: LogFormat::Text,
             log_filter: String::new(),

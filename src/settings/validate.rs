@@ -86,6 +86,12 @@ impl Settings {
             return invalid("broker_reserve_percent", "must be at most 50");
         }
         self.validate_runtime_floors()?;
+        if !(1..=4096).contains(&self.observe.http_max_connections) {
+            return invalid("http_max_connections", "must be between 1 and 4096");
+        }
+        if self.observe.http_idle_timeout_ms < 100 {
+            return invalid("http_idle_timeout_ms", "must be at least 100");
+        }
         if self.routing.max_heartbeat_timeout_ms < 1_000 {
             return invalid("max_heartbeat_timeout_ms", "must be at least 1000");
         }

@@ -74,3 +74,31 @@ fn with_the_open_file_limit_exhausted_by_idle_connections_the_probes_and_state_w
     assert_eq!(proc.stderr().matches("accept failed").count(), 0, "{}", proc.stderr());
     drop(idle);
 }
+
+#[test]
+fn idle_http_connections_cannot_use_the_descriptors_state_writes_need() {
+    let dir = temp_dir();
+    let base = namesrv_command(&dir);
+    let mut cmd = prlimited("--nofile=128:128", &base);
+    cmd.env("NAMESRV_BIND_ADDRESS", "127.0.0.1").env("NAMESRV_LISTEN_PORT", "0").env("NAMESRV_IO_THREADS", "1");
+    cmd.env("NAMESRV_HTTP_IDLE_TIMEOUT_MS", "500");
+    let mut proc = Proc::spawn(cmd);
+    let addr = proc.addr();
+    let http: SocketAddr = field(&proc.wait_for_line(&["http endpoint up"]), "http_addr").parse().unwrap();
+    let limit: usize = field(&proc.wait_for_line(&["connection limit"]), "max_connections").parse().unwrap();
+    assert!(limit <= 128 - 32 - 32, "HTTP connections and the state files' reserve come off: {limit}");
+
+    let mut client = Client::connect(addr);
+    // More idle HTTP connections than the process has descriptors: past http_max_connections
+    // they wait in the listen queue and hold none of the server's.
+    let idle: Vec<TcpStream> = (0..200).map(|_| TcpStream::connect(http).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for i in 0..21 {
+        put_ok(&mut client, "ns", &format!("key{i}"), "v");
+    }
+    // Idle connections are closed after http_idle_timeout_ms, so the queue drains and a probe
+    // behind all 200 is answered.
+    assert_eq!(get(http, "/livez").status, 200, "the liveness probe answers behind the idle queue");
+    assert_eq!(proc.stderr().matches("accept failed").count(), 0, "{}", proc.stderr());
+    drop(idle);
+}
