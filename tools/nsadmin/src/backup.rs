@@ -3,6 +3,7 @@
 //! NameServer of `-n`, one PUT_KV_CONFIG per entry, pipelined.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 use futures_util::future::join_all;
@@ -19,13 +20,27 @@ const QUERY_NOT_FOUND: i32 = 22;
 /// PUT_KV_CONFIG requests in flight per NameServer during an import.
 const WINDOW: usize = 64;
 
-/// Java's `KVConfigSerializeWrapper`: the whole store.
+/// The default `--max-bytes` of `importKv`: twice the NameServer's default KV store bound
+/// (`kv_max_store_bytes`, 64 MiB), room for JSON escapes.
+pub const DEFAULT_MAX_BYTES: u64 = 128 << 20;
+
+/// Java's `KVConfigSerializeWrapper`: the whole store. On import the table is required and
+/// nothing else is accepted, so `[]`, `{}` or another JSON file is refused, not imported as
+/// nothing.
 #[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KvConfig {
     /// namespace → key → value.
-    #[serde(default)]
     pub config_table: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// What `importKv` accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct ImportLimits {
+    /// A larger file is refused before it is read whole.
+    pub max_bytes: u64,
+    /// Whether a file with no entries is imported (as nothing) instead of refused.
+    pub allow_empty: bool,
 }
 
 /// `exportKv -s NS...`: the named namespaces of the first NameServer that answers, as one
@@ -50,10 +65,8 @@ pub async fn export(ctx: &Ctx, namespaces: &[String]) -> Result<Exit, CmdError> 
 
 /// `importKv -f FILE`: every entry of a `kvConfig.json` put on every NameServer; one line per
 /// NameServer with the entries it took.
-pub async fn import(ctx: &Ctx, file: &Path) -> Result<Exit, CmdError> {
-    let bad = |reason: String| CmdError::BadFile { path: file.display().to_string(), reason };
-    let text = std::fs::read(file).map_err(|e| bad(e.to_string()))?;
-    let config: KvConfig = serde_json::from_slice(&text).map_err(|e| bad(format!("not a kvConfig.json: {e}")))?;
+pub async fn import(ctx: &Ctx, file: &Path, limits: ImportLimits) -> Result<Exit, CmdError> {
+    let config = read_kv_config(file, limits)?;
     let puts: Vec<RemotingCommand> = config
         .config_table
         .iter()
@@ -69,6 +82,27 @@ pub async fn import(ctx: &Ctx, file: &Path) -> Result<Exit, CmdError> {
     }))
     .await;
     Ok(print_writes(ctx, results))
+}
+
+/// Reads `file` as a kvConfig.json within `limits`: a regular file (not a device or a pipe),
+/// no larger than `max_bytes`, with a `configTable` object and, unless allowed, an entry.
+fn read_kv_config(file: &Path, limits: ImportLimits) -> Result<KvConfig, CmdError> {
+    let bad = |reason: String| CmdError::BadFile { path: file.display().to_string(), reason };
+    let opened = std::fs::File::open(file).map_err(|e| bad(e.to_string()))?;
+    let meta = opened.metadata().map_err(|e| bad(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(bad("not a regular file".into()));
+    }
+    let mut text = Vec::new();
+    opened.take(limits.max_bytes.saturating_add(1)).read_to_end(&mut text).map_err(|e| bad(e.to_string()))?;
+    if text.len() as u64 > limits.max_bytes {
+        return Err(bad(format!("larger than --max-bytes ({} bytes)", limits.max_bytes)));
+    }
+    let config: KvConfig = serde_json::from_slice(&text).map_err(|e| bad(format!("not a kvConfig.json: {e}")))?;
+    if !limits.allow_empty && config.config_table.values().all(BTreeMap::is_empty) {
+        return Err(bad("nothing to import: the configTable has no entry (--allow-empty imports it)".into()));
+    }
+    Ok(config)
 }
 
 /// Puts every entry on `addr` over one connection; the count, or the first refusal.

@@ -198,9 +198,15 @@ pub enum Command {
     /// Puts every entry of a kvConfig.json (Java's format, as `exportKv` or `namesrv
     /// --export-kv` write it) on every NameServer (PUT_KV_CONFIG, 100).
     ImportKv {
-        /// The kvConfig.json to import.
+        /// The kvConfig.json to import (a regular file).
         #[arg(short = 'f', long = "file")]
         file: PathBuf,
+        /// A larger file is refused before it is read whole.
+        #[arg(long = "max-bytes", default_value_t = crate::backup::DEFAULT_MAX_BYTES)]
+        max_bytes: u64,
+        /// Import a file with no entries (refused otherwise: it is more likely a mistake).
+        #[arg(long = "allow-empty")]
+        allow_empty: bool,
     },
     /// Compares what every NameServer in -n tells clients; exit 2 when they disagree.
     Diff(DiffArgs),

@@ -111,7 +111,9 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
             write::order_conf(&ctx, &topic, &method, conf.as_deref()).await
         }
         Command::ExportKv { namespaces } => backup::export(&ctx, &namespaces).await,
-        Command::ImportKv { file } => backup::import(&ctx, &file).await,
+        Command::ImportKv { file, max_bytes, allow_empty } => {
+            backup::import(&ctx, &file, backup::ImportLimits { max_bytes, allow_empty }).await
+        }
         Command::Diff(args) => diff::run(&ctx, &args).await,
         Command::Watch(args) => watch::run(&ctx, &args).await,
         Command::Wait(args) => wait::run(&ctx, &args).await,

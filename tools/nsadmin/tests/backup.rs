@@ -34,3 +34,51 @@ fn namespaces_exported_from_one_fleet_are_imported_into_another() {
     assert_eq!(code(&bad), 1);
     assert!(stderr(&bad).contains("not a kvConfig.json"), "{}", stderr(&bad));
 }
+
+/// `nsadmin args` under a 1 GiB address-space limit (prlimit), so reading a device whole fails
+/// fast instead of taking the machine's memory.
+fn nsadmin_within_1g(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("prlimit")
+        .arg("--as=1073741824")
+        .arg(env!("CARGO_BIN_EXE_nsadmin"))
+        .args(args)
+        .env_remove("NAMESRV_ADDR")
+        .env_remove("NSADMIN_NAMESRV_ADDR")
+        .output()
+        .expect("prlimit runs")
+}
+
+#[test]
+fn import_kv_refuses_devices_and_files_that_are_not_kv_configs() {
+    let server = TestServer::start();
+    let ns = server.ns();
+    let refused = |file: &str, extra: &[&str], reason: &str| {
+        let mut args = vec!["importKv", "-f", file, "-n", &ns];
+        args.extend_from_slice(extra);
+        let out = nsadmin_within_1g(&args);
+        assert_eq!(code(&out), 1, "{file}: {}", stderr(&out));
+        assert!(stderr(&out).contains(reason), "{file}: expected {reason:?} in {}", stderr(&out));
+    };
+    refused("/dev/zero", &[], "not a regular file");
+    let dir = temp_dir();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    refused(&write("array.json", "[]"), &[], "not a kvConfig.json");
+    refused(&write("object.json", "{}"), &[], "not a kvConfig.json");
+    refused(&write("list-table.json", r#"{"configTable":[]}"#), &[], "not a kvConfig.json");
+    refused(&write("other.json", r#"{"configTable":{},"topicConfigTable":{}}"#), &[], "not a kvConfig.json");
+    let empty = write("empty.json", r#"{"configTable":{}}"#);
+    refused(&empty, &[], "nothing to import");
+    let big = write("big.json", &format!(r#"{{"configTable":{{"a":{{"k":"{}"}}}}}}"#, "v".repeat(4096)));
+    refused(&big, &["--max-bytes", "1024"], "larger than --max-bytes");
+
+    let out = nsadmin_within_1g(&["importKv", "-f", &empty, "--allow-empty", "-n", &ns]);
+    assert!(expect_exit(&out, 0).contains("entries=0"), "{}", stdout(&out));
+    let out = nsadmin_within_1g(&["importKv", "-f", &big, "-n", &ns]);
+    assert!(expect_exit(&out, 0).contains("entries=1"), "{}", stdout(&out));
+    let got = expect_exit(&nsadmin(&["getKvConfig", "-s", "a", "-k", "k", "-n", &ns]), 0);
+    assert!(got.contains(&"v".repeat(4096)), "the entry arrived");
+}
