@@ -107,9 +107,7 @@ impl Apply<RouteRegistry> for BrokerHeartbeat {
 impl Apply<RouteRegistry> for ConnectionClosed {
     fn apply(self, registry: &mut RouteRegistry) {
         registry.connections.remove(&self.conn);
-        let removed: Vec<_> = registry.tables.connection_closed(self.conn).into_iter().map(|r| r.broker).collect();
-        registry.count_removed(Removal::ConnectionClosed, removed.len());
-        registry.log_removed("connection closed", &removed);
+        registry.remove_closed(self.conn);
     }
 }
 

@@ -157,11 +157,35 @@ impl RouteTables {
 
     /// Removes every broker whose latest registration came over `conn`, in address order
     /// (Java's `onChannelDestroy` removes the first it finds).
+    #[cfg(test)]
     pub(in crate::registry) fn connection_closed(&mut self, conn: ConnId) -> Vec<Removed> {
+        self.connection_closed_within(conn, usize::MAX).0
+    }
+
+    /// [`Self::connection_closed`], stopping once the brokers removed held `budget` topics
+    /// between them (at least one is always removed), so that one message's work stays bounded
+    /// when a connection carried many large groups. Returns them and whether `conn` still
+    /// carries a live registration (the rest go in later turns).
+    pub(in crate::registry) fn connection_closed_within(
+        &mut self,
+        conn: ConnId,
+        budget: usize,
+    ) -> (Vec<Removed>, bool) {
         let mut addrs: Vec<String> =
             self.live_entries().filter(|(_, l)| l.conn == conn).map(|(addr, _)| addr.to_owned()).collect();
         addrs.sort();
-        addrs.iter().filter_map(|addr| self.remove_live(addr)).collect()
+        let (mut removed, mut spent) = (Vec::new(), 0usize);
+        for addr in &addrs {
+            if spent >= budget {
+                return (removed, true);
+            }
+            let topics = self.live_at(addr).and_then(|l| self.group_topics(&l.broker_name)).map_or(0, |t| t.len());
+            if let Some(gone) = self.remove_live(addr) {
+                removed.push(gone);
+                spent = spent.saturating_add(topics.max(1));
+            }
+        }
+        (removed, false)
     }
 
     /// Whether a live registration came over `conn`.

@@ -27,7 +27,7 @@ mod timers;
 pub mod topic_limit;
 pub mod view;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,6 +50,10 @@ use timers::Timers;
 /// Mailbox capacity: senders wait (back-pressure) only past this many queued messages.
 const MAILBOX_CAPACITY: usize = 65_536;
 
+/// About how many topics' worth of brokers one turn removes for a closed connection (tens of
+/// milliseconds of work); a connection that carried more is finished in the next turns.
+const CLOSE_BUDGET_TOPICS: usize = 50_000;
+
 /// The actor that owns the route tables.
 pub struct RouteRegistry {
     /// Every route table; only this actor reads or changes them.
@@ -71,6 +75,8 @@ pub struct RouteRegistry {
     ticks: TickWatch,
     /// When a route snapshot is due, and where it goes.
     snapshots: SnapshotPace,
+    /// Closed connections whose brokers are not all removed yet (see [`CLOSE_BUDGET_TOPICS`]).
+    closing: VecDeque<ConnId>,
     /// Whether route queries are served yet: decided at start, opened for good.
     readiness: Readiness,
     /// When the expiry scan and the snapshot check are next due.
@@ -118,6 +124,7 @@ impl RouteRegistry {
             heal_from: 0,
             ticks: TickWatch::new(scan_interval.as_millis() as u64),
             snapshots: SnapshotPace::default(),
+            closing: VecDeque::new(),
         }
     }
 
@@ -129,6 +136,9 @@ impl RouteRegistry {
     /// Runs the timed work that is due: checked before every message and by a fine interval
     /// while the mailbox is idle, so it never waits for the mailbox to empty.
     fn run_due(&mut self) {
+        if let Some(conn) = self.closing.pop_front() {
+            self.remove_closed(conn);
+        }
         let due = self.timers.due(tokio::time::Instant::now());
         if due.scan {
             self.scan();
@@ -216,6 +226,20 @@ impl RouteRegistry {
             if let Some(closer) = self.connections.get(&conn) {
                 closer.do_send(CloseConnection { reason: "the broker registered over it expired or was replaced" });
             }
+        }
+    }
+
+    /// Removes the brokers closed connection `conn` carried, about [`CLOSE_BUDGET_TOPICS`]
+    /// topics' worth in this turn; the rest are queued for the next turns (before the next
+    /// message, or the idle check), so one peer closing a connection that carried many large
+    /// groups does not stall everyone behind one long message.
+    fn remove_closed(&mut self, conn: ConnId) {
+        let (removed, more) = self.tables.connection_closed_within(conn, CLOSE_BUDGET_TOPICS);
+        let brokers: Vec<_> = removed.into_iter().map(|r| r.broker).collect();
+        self.count_removed(Removal::ConnectionClosed, brokers.len());
+        self.log_removed("connection closed", &brokers);
+        if more {
+            self.closing.push_back(conn);
         }
     }
 

@@ -1,7 +1,7 @@
 //! Expiry on an injected clock, heartbeats, removal of what empties, and fencing.
 
 use super::*;
-use crate::registry::liveness::DataVersionAnswer;
+use crate::registry::liveness::{DataVersionAnswer, Removed};
 use crate::registry::stall::{Stall, TickWatch};
 
 #[test]
@@ -247,4 +247,23 @@ fn the_mass_expiry_guard_lets_the_longest_silent_go_first_and_the_rest_over_the_
     assert_eq!(tick(&mut t, 11_000).0, ["b8"]);
     assert_eq!(tick(&mut t, 11_500), (vec!["b9".to_owned()], 0));
     assert!(t.live_at("a:9").is_none());
+}
+
+#[test]
+fn a_closed_connection_carrying_large_groups_is_removed_a_budget_at_a_time() {
+    let mut t = tables();
+    let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
+    for g in 0..3 {
+        let names: Vec<&'static str> = (0..30).map(|i| leak(format!("G{g}T{i}"))).collect();
+        register(&mut t, &Reg { conn: 1, ..broker(leak(format!("g{g}")), leak(format!("a:{g}")), &names) }, 0);
+    }
+    let names = |removed: Vec<Removed>| -> Vec<String> { removed.into_iter().map(|r| r.broker.broker_name).collect() };
+    let (first, more) = t.connection_closed_within(ConnId(1), 40);
+    assert_eq!((names(first), more), (vec!["g0".to_owned(), "g1".to_owned()], true), "30 + 30 topics reach 40");
+    assert!(route(&mut t, "G2T0").is_some(), "the rest is still routed until the next turn");
+    let (rest, more) = t.connection_closed_within(ConnId(1), 40);
+    assert_eq!((names(rest), more), (vec!["g2".to_owned()], false));
+    let (none, more) = t.connection_closed_within(ConnId(1), 1);
+    assert!(none.is_empty() && !more);
+    assert!(t.groups().next().is_none());
 }
