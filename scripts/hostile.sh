@@ -17,40 +17,59 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$ROOT" && cargo build --release --locked -p namesrv --bin namesrv >&2 && cargo build --release --locked -p namesrv-bench >&2)
+[ "${SKIP_BUILD:-0}" = 1 ] || (cd "$ROOT" && cargo build --release --locked -p namesrv --bin namesrv >&2 && cargo build --release --locked -p namesrv-bench >&2)
 
-start_server() { # NAME [HTTP_LISTEN]
-    mkdir -p "$WORK/$1"
+start_server() { # NAME HTTP_LISTEN [nofile=N] [NAMESRV_KEY=VALUE...]
+    local name=$1 http=$2 limit=() settings=()
+    shift 2
+    for option in "$@"; do
+        case $option in
+            nofile=*) limit=(prlimit "--nofile=${option#nofile=}:${option#nofile=}") ;;
+            NAMESRV_*=*) settings+=("$option") ;;
+        esac
+    done
+    mkdir -p "$WORK/$name"
     # Only the settings given here: NAMESRV_* variables from the caller's environment are not read.
     env -u RUST_LOG $(env | grep -o '^NAMESRV_[A-Z_]*' | sed 's/^/-u /') \
-        NAMESRV_HTTP_LISTEN="${2:-}" NAMESRV_KV_CONFIG_PATH="$WORK/$1/kvConfig.json" NAMESRV_CONFIG_STORE_PATH="$WORK/$1/namesrv.properties" \
-        "$ROOT/target/release/namesrv" --listen 127.0.0.1:0 > "$WORK/$1/namesrv.log" 2>&1 &
+        NAMESRV_HTTP_LISTEN="$http" NAMESRV_KV_CONFIG_PATH="$WORK/$name/kvConfig.json" NAMESRV_CONFIG_STORE_PATH="$WORK/$name/namesrv.properties" \
+        "${settings[@]}" ${limit[@]+"${limit[@]}"} "$ROOT/target/release/namesrv" --listen 127.0.0.1:0 > "$WORK/$name/namesrv.log" 2>&1 &
     NS_PID=$!
     ADDR= HTTP=
     for _ in $(seq 100); do
-        ADDR=$(grep -o "listening addr=[0-9.:]*" "$WORK/$1/namesrv.log" 2>/dev/null | head -1 | cut -d= -f2) && [ -n "$ADDR" ] && break
+        ADDR=$(grep -o "listening addr=[0-9.:]*" "$WORK/$name/namesrv.log" 2>/dev/null | head -1 | cut -d= -f2) && [ -n "$ADDR" ] && break
         sleep 0.1
     done
-    [ -n "$ADDR" ] || { echo "namesrv did not start"; cat "$WORK/$1/namesrv.log"; FAILED=1; exit 1; }
-    HTTP=$(grep -o "http_addr=[0-9.:]*" "$WORK/$1/namesrv.log" | head -1 | cut -d= -f2)
+    [ -n "$ADDR" ] || { echo "namesrv did not start"; cat "$WORK/$name/namesrv.log"; FAILED=1; exit 1; }
+    HTTP=$(grep -o "http_addr=[0-9.:]*" "$WORK/$name/namesrv.log" | head -1 | cut -d= -f2)
 }
 
 # attack | seconds | max peak RSS MiB | max probe latency ms | extra check (python expression on r)
+#   | server options: "http" (an HTTP endpoint), nofile=N (prlimit), NAMESRV_KEY=VALUE settings
+# The attacks from 127.0.0.2 test the shares: the attacker is another source address than the
+# probe and the honest peers, and is the one refused.
 CASES=(
-    "unread-206|12|300|1000|True"
-    "unread-route|10|100|1000|True"
-    "slowloris|12|450|1000|r['detail']['closed_by_server'] > 0"
-    "bombs|10|450|250|r['detail']['refused'] == r['detail']['bombs']"
-    "names|8|450|1000|r['detail']['all_refused']"
-    "kv|10|450|1000|r['detail']['big_value_refused'] and r['detail']['put_p50_ms'] < 50"
-    "listings|10|450|250|r['detail']['http_searches'] > 0 and r['detail']['remoting_listings'] > 0"
+    "unread-206|12|300|1000|True|"
+    "unread-route|10|100|1000|True|"
+    "slowloris|12|450|1000|r['detail']['closed_by_server'] > 0|"
+    "bombs|10|450|250|r['detail']['refused'] == r['detail']['bombs']|"
+    "names|8|450|1000|r['detail']['all_refused']|"
+    "kv|10|450|1000|r['detail']['big_value_refused'] and r['detail']['put_p50_ms'] < 50|"
+    "listings|10|450|250|r['detail']['http_searches'] > 0 and r['detail']['remoting_listings'] > 0|http"
+    "idle-prefixes|15|450|1000|r['detail']['registrations_ok'] == r['detail']['registrations']|NAMESRV_FRAME_PROGRESS_TIMEOUT_MS=2000"
+    "unread-small|15|450|1000|r['detail']['registrations_ok'] == r['detail']['registrations']|"
+    "idle-slots|15|200|1000|r['detail']['registrations_ok'] == 20 and r['detail']['clients_ok'] == 20|NAMESRV_MAX_CONNECTIONS=300 NAMESRV_FIRST_BYTE_TIMEOUT_MS=2000"
+    "http-idle|10|200|1000|r['detail']['puts_ok'] == r['detail']['puts']|http nofile=256"
+    "fan-out|20|600|1000|r['detail']['refused'] == 1 and r['detail']['honest_heartbeats_ok'] == r['detail']['honest_heartbeats']|"
+    "listing-churn|15|600|1000|r['detail']['expired_after_ms'] <= 3000 + 1000 + 1500 and r['detail']['livez_failures'] == 0|http NAMESRV_SCAN_INTERVAL_MS=1000"
 )
 WANTED=("$@")
 for case in "${CASES[@]}"; do
-    IFS='|' read -r name seconds max_rss max_ms extra <<< "$case"
+    IFS='|' read -r name seconds max_rss max_ms extra options <<< "$case"
     if [ ${#WANTED[@]} -gt 0 ] && [[ ! " ${WANTED[*]} " =~ " $name " ]]; then continue; fi
-    # The listings attack searches over HTTP too.
-    if [ "$name" = listings ]; then start_server "$name" 127.0.0.1:0; else start_server "$name"; fi
+    read -ra options <<< "$options"
+    http=
+    [[ " ${options[*]-} " =~ " http " ]] && http=127.0.0.1:0
+    start_server "$name" "$http" ${options[@]+"${options[@]}"}
     report=$("$ROOT/target/release/namesrv-bench" --addr "$ADDR" --json attack "$name" --seconds "$seconds" \
         --server-pid "$NS_PID" ${HTTP:+--http "$HTTP"} 2> "$WORK/$name/bench.err") || report='{"error": true}'
     stop_server

@@ -41,6 +41,23 @@ pub enum Kind {
     /// 200,000 topics; 8 HTTP clients searching them (with `--http`) and a connection
     /// pipelining GET_UNIT_TOPIC_LIST and GET_TOPICS_BY_CLUSTER.
     Listings,
+    /// From 127.0.0.2: 64 connections sending only a 16 MiB frame's prefix; 45 honest
+    /// registrations of 1,500 topics beside them.
+    IdlePrefixes,
+    /// From 127.0.0.2: 300 connections leaving 200 topic lists of 45 KB each unread; 20 honest
+    /// registrations beside them.
+    UnreadSmall,
+    /// From 127.0.0.2: 1,000 connections that never send a byte; 20 honest registrations and
+    /// 20 honest route queries beside them.
+    IdleSlots,
+    /// From 127.0.0.2: 500 idle HTTP connections (with `--http`); 21 KV puts beside them.
+    HttpIdle,
+    /// From 127.0.0.2, over 200,000 topics: pipelined registration changes and cluster
+    /// listings; a silent broker with a 3 s timeout must expire and /livez (with `--http`) answer.
+    ListingChurn,
+    /// From 127.0.0.2: broker groups registering the same 50,000 topics until refused; 5
+    /// honest brokers re-registering beside them.
+    FanOut,
 }
 
 /// Runs one attack against `target` (HTTP endpoint `http`, for the attacks that use it) for about
@@ -67,6 +84,12 @@ pub async fn run(
         Kind::Names => names(target).await?,
         Kind::Kv => kv(target).await?,
         Kind::Listings => crate::listings::run(target, http, "AttackCluster", stop).await?,
+        Kind::IdlePrefixes => crate::fair::idle_prefixes(target, stop).await,
+        Kind::UnreadSmall => crate::fair::unread_small(target, stop).await?,
+        Kind::IdleSlots => crate::fair::idle_slots(target, &setup.probe_topic, stop).await,
+        Kind::HttpIdle => crate::fair::http_idle(target, http, stop).await?,
+        Kind::ListingChurn => crate::starve::run(target, http, "AttackCluster", stop).await?,
+        Kind::FanOut => crate::fair::fan_out(target, stop).await?,
     };
     let summary = probe.await.map_err(io::Error::other)??.summary(seconds);
     sampler.await.map_err(io::Error::other)?;
@@ -85,7 +108,11 @@ struct Setup {
 }
 
 async fn setup(target: &Target, kind: Kind) -> io::Result<Setup> {
-    let topics = if kind == Kind::Unread206 { 20_000 } else { 100 };
+    let topics = match kind {
+        Kind::Unread206 => 20_000,
+        Kind::UnreadSmall => 2_000,
+        _ => 100,
+    };
     let broker = SimBroker {
         cluster: "AttackCluster".into(),
         name: "attack-broker".into(),
@@ -99,7 +126,7 @@ async fn setup(target: &Target, kind: Kind) -> io::Result<Setup> {
         return Err(io::Error::other(format!("setup registration answered code {}", answer.code)));
     }
     let mut held = vec![conn];
-    if kind == Kind::Listings {
+    if matches!(kind, Kind::Listings | Kind::ListingChurn) {
         // 10 more groups of 20,000 topics each in the same cluster: 200,100 topics in all.
         for b in 0..10 {
             let group = SimBroker {

@@ -9,12 +9,14 @@ mod attack;
 mod canned;
 mod churn;
 mod conn;
+mod fair;
 mod fleet;
 mod listings;
 mod memory;
 mod procfs;
 mod routeload;
 mod scenarios;
+mod starve;
 mod stats;
 mod workload;
 
@@ -173,7 +175,8 @@ enum Command {
         /// PID of the server, to sample its resident memory (Linux).
         #[arg(long)]
         server_pid: Option<u32>,
-        /// The server's HTTP endpoint (`host:port`), for the attacks that use it (`listings`).
+        /// The server's HTTP endpoint (`host:port`), for the attacks that use it (`listings`,
+        /// `http-idle`, `listing-churn`).
         #[arg(long)]
         http: Option<String>,
     },
