@@ -28,6 +28,7 @@ use ipnet::IpNet;
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::origin::CertFingerprint;
 use crate::persist::read_config_file;
 
 /// The largest accounts file read (a FIFO or device is refused outright).
@@ -75,6 +76,9 @@ pub struct Account {
     brokers: Option<HashSet<String>>,
     /// Where its requests may come from; empty: anywhere the global list allows.
     allow: Vec<IpNet>,
+    /// The client certificate its requests must arrive with (over TLS), when pinned: a replay
+    /// of its signed requests over any other connection is refused.
+    pub tls_identity: Option<CertFingerprint>,
 }
 
 impl std::fmt::Debug for Account {
@@ -84,6 +88,7 @@ impl std::fmt::Debug for Account {
             .field("role", &self.role)
             .field("brokers", &self.brokers)
             .field("allow", &self.allow)
+            .field("tls_identity", &self.tls_identity)
             .finish_non_exhaustive()
     }
 }
@@ -205,6 +210,8 @@ struct AccountText {
     brokers: Option<Vec<String>>,
     #[serde(default)]
     allow: Vec<String>,
+    #[serde(default)]
+    tls_identity: Option<String>,
 }
 
 impl AccountText {
@@ -235,7 +242,11 @@ impl AccountText {
             .iter()
             .map(|entry| parse_net(entry).ok_or_else(|| AccountProblem::BadAllow(entry.clone())))
             .collect::<Result<_, _>>()?;
-        Ok(Account { access_key: self.access_key, secret_key: self.secret_key, role, brokers, allow })
+        let tls_identity = match self.tls_identity {
+            None => None,
+            Some(text) => Some(CertFingerprint::parse(&text).ok_or(AccountProblem::BadTlsIdentity(text))?),
+        };
+        Ok(Account { access_key: self.access_key, secret_key: self.secret_key, role, brokers, allow, tls_identity })
     }
 }
 
@@ -280,6 +291,9 @@ pub enum AccountProblem {
     /// An `allow` entry is no address.
     #[error("allow entry {0:?} is not an address or CIDR block")]
     BadAllow(String),
+    /// `tls_identity` is not a certificate fingerprint.
+    #[error("tls_identity {0:?} is not \"sha256:\" and a certificate's 64 hex digits (openssl x509 -noout -fingerprint -sha256)")]
+    BadTlsIdentity(String),
 }
 
 /// A TOML error as the line it is on and its message, without the source snippet that

@@ -25,12 +25,13 @@ use tracing::{error, info, warn};
 
 use crate::filewatch::{self, Cause, Poke, Timing};
 use crate::metrics::Metrics;
+use crate::origin::Origin;
 use crate::protocol::signature::{SessionCredentials, ACCESS_KEY};
 use crate::protocol::RemotingCommand;
 use crate::ratelog::RateLimit;
 use crate::settings::{AclProtect, Settings};
 use accounts::{Account, Accounts, AccountsError, Role};
-use verify::{check, protects, shown, Denied};
+use verify::{check, presented_its_certificate, protects, shown, Denied};
 
 /// Who sent a request, as far as access control knows.
 #[derive(Debug, Clone)]
@@ -128,13 +129,16 @@ impl Acl {
         protects(self.protect, code)
     }
 
-    /// Checks `req` from `peer`: the caller it was signed by, or why it is refused (logged).
-    pub fn admit(&self, peer: SocketAddr, req: &RemotingCommand) -> Result<Caller, Denied> {
+    /// Checks `req` from `origin`: the caller it was signed by, or why it is refused (logged).
+    pub fn admit(&self, origin: &Origin, req: &RemotingCommand) -> Result<Caller, Denied> {
         if !protects(self.protect, req.code) {
             return Ok(Caller::Unchecked);
         }
+        let peer = origin.peer;
         let accounts = self.accounts.load();
-        match check(&accounts, peer.ip(), req) {
+        let checked = check(&accounts, peer.ip(), req)
+            .and_then(|account| presented_its_certificate(account, origin.client_cert).map(|()| account));
+        match checked {
             Ok(account) => Ok(Caller::Verified(account.clone())),
             Err(denied) => {
                 self.refused(peer, req, denied.reason(), &denied);
@@ -143,13 +147,16 @@ impl Acl {
         }
     }
 
-    /// Checks `req` from `peer` on the controller port ([`controller::check`]).
-    pub fn admit_controller(&self, peer: SocketAddr, req: &RemotingCommand) -> Result<Caller, Denied> {
+    /// Checks `req` from `origin` on the controller port ([`controller::check`]).
+    pub fn admit_controller(&self, origin: &Origin, req: &RemotingCommand) -> Result<Caller, Denied> {
         if !controller::protects(self.protect, controller::class(req)) {
             return Ok(Caller::Unchecked);
         }
+        let peer = origin.peer;
         let accounts = self.accounts.load();
-        match controller::check(&accounts, peer.ip(), req) {
+        let checked = controller::check(&accounts, peer.ip(), req)
+            .and_then(|account| presented_its_certificate(account, origin.client_cert).map(|()| account));
+        match checked {
             Ok(account) => Ok(Caller::Verified(account.clone())),
             Err(denied) => {
                 self.refused(peer, req, denied.reason(), &denied);

@@ -10,6 +10,7 @@ use thiserror::Error;
 use super::accounts::{Account, Accounts, Role};
 use super::shape::{self, Malformed};
 pub use super::shown::shown;
+use crate::origin::CertFingerprint;
 use crate::protocol::code::version::V4_9_3;
 use crate::protocol::signature::{verify, ACCESS_KEY, SIGNATURE};
 use crate::protocol::RemotingCommand;
@@ -82,6 +83,9 @@ pub enum Denied {
     /// A signed broker request that departs from its code's fields.
     #[error("malformed signed request: {0}")]
     Malformed(#[from] Malformed),
+    /// The account is pinned to a client certificate the connection did not present.
+    #[error("AccessKey {0} is pinned to a TLS client certificate this connection did not present")]
+    WrongClientCertificate(String),
 }
 
 impl Denied {
@@ -96,6 +100,7 @@ impl Denied {
             Denied::RoleNotAllowed { .. } => "role_not_allowed",
             Denied::MissingBrokerName(_) | Denied::BrokerNotListed { .. } => "broker_not_allowed",
             Denied::Malformed(_) => "malformed_request",
+            Denied::WrongClientCertificate(_) => "wrong_client_certificate",
         }
     }
 }
@@ -114,6 +119,15 @@ pub fn check<'a>(accounts: &'a Accounts, peer: IpAddr, req: &RemotingCommand) ->
     }
     shape::check(req)?;
     Ok(account)
+}
+
+/// Checks that `account`, when pinned to a client certificate (`tls_identity`), signed a
+/// request that arrived over a TLS connection presenting that certificate (`presented`).
+pub fn presented_its_certificate(account: &Account, presented: Option<CertFingerprint>) -> Result<(), Denied> {
+    match account.tls_identity {
+        Some(pinned) if presented != Some(pinned) => Err(Denied::WrongClientCertificate(shown(&account.access_key))),
+        _ => Ok(()),
+    }
 }
 
 /// Checks that broker account `account` may act for the broker `req` names in `brokerName`.

@@ -119,8 +119,8 @@ impl Dispatcher {
         };
         let caller = match &self.acl {
             Some(acl) => match match self.controller {
-                Some(_) => acl.admit_controller(origin.peer, &request),
-                None => acl.admit(origin.peer, &request),
+                Some(_) => acl.admit_controller(&origin, &request),
+                None => acl.admit(&origin, &request),
             } {
                 Ok(caller) => caller,
                 Err(denied) => return self.answered(flight, Err(denied.into())),

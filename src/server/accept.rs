@@ -13,7 +13,7 @@ use crate::connection::{Connection, ConnectionContext, Lifecycle};
 use crate::dispatch::batch::RouteBatcher;
 use crate::io_pool::IoPool;
 use crate::listen::{AcceptGate, Admitted};
-use crate::origin::{ConnId, Origin};
+use crate::origin::{CertFingerprint, ConnId, Origin};
 use crate::registry::RegistryHandle;
 use crate::tls::{Accepted, Tls};
 
@@ -88,6 +88,8 @@ impl Accept {
                     Connection::start(read, write, origin, context, lifecycle, routes);
                 }
                 Some(Accepted::Tls(stream)) => {
+                    let presented = stream.get_ref().1.peer_certificates().and_then(|chain| chain.first());
+                    let origin = Origin { client_cert: presented.map(|cert| CertFingerprint::of_der(cert)), ..origin };
                     let (read, write) = tokio::io::split(*stream);
                     Connection::start(read, write, origin, context, lifecycle, routes);
                 }
@@ -125,7 +127,7 @@ pub(super) async fn accept_until(
                     };
                     next_id += 1;
                     let _ = stream.set_nodelay(true);
-                    let origin = Origin { conn: ConnId(next_id), peer };
+                    let origin = Origin { conn: ConnId(next_id), peer, client_cert: None };
                     let (accept, lifecycle) = (accept.clone(), connections.lifecycle(admitted));
                     pool.start(stream, peer, move |stream, routes| accept.start(stream, origin, lifecycle, routes));
                 }

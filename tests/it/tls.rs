@@ -160,3 +160,41 @@ fn with_tls_disabled_a_tls_client_is_closed() {
     assert!(tls_client(server.addr, client_config(pki.ca_der(), None)).is_err());
     assert_eq!(server.client().call(cluster_info()).code, 0);
 }
+
+#[test]
+fn an_account_pinned_to_a_client_certificate_is_refused_on_any_connection_without_it() {
+    use crate::common::requests::request;
+    use crate::common::security::{signed, write_accounts};
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+
+    let (pki, clients) = (Pki::new("server CA"), Pki::new("client CA"));
+    let dir = temp_dir();
+    let ca_file = dir.join("clients.pem");
+    std::fs::write(&ca_file, clients.ca_pem()).unwrap();
+    let (pinned, other) = (clients.leaf("ops-tool"), clients.leaf("another-tool"));
+    let der = CertificateDer::from_pem_slice(pinned.0.as_bytes()).unwrap();
+    let fingerprint = namesrv::origin::CertFingerprint::of_der(&der);
+    let accounts = format!(
+        "[[accounts]]\naccess_key = \"ops\"\nsecret_key = \"ops-secret\"\nrole = \"admin\"\ntls_identity = \"{fingerprint}\"\n\n\
+         [[accounts]]\naccess_key = \"ops2\"\nsecret_key = \"ops2-secret\"\nrole = \"admin\"\n"
+    );
+    let accounts = write_accounts(&dir, &accounts);
+    let (server, _certs) = tls_server(TlsMode::Permissive, &pki, |s| {
+        s.tls.tls_client_ca_file = ca_file.display().to_string();
+        s.acl.acl_enabled = true;
+        s.acl.acl_accounts_file = accounts.display().to_string();
+    });
+    let put = |key: &str, secret: &str| {
+        signed(request(100, &[("namespace", "ns"), ("key", "k"), ("value", "v")]), key, secret)
+    };
+    let over_tls = |identity| tls_client(server.addr, client_config(pki.ca_der(), Some(identity))).expect("handshake");
+
+    let resp = server.client().call(put("ops", "ops-secret"));
+    let remark = "AccessKey ops is pinned to a TLS client certificate this connection did not present";
+    assert_eq!((resp.code, resp.remark.as_deref()), (16, Some(remark)), "plain TCP");
+    let resp = over_tls(other).call(put("ops", "ops-secret"));
+    assert_eq!((resp.code, resp.remark.as_deref()), (16, Some(remark)), "another client certificate");
+    assert_eq!(over_tls(pinned).call(put("ops", "ops-secret")).code, 0, "the pinned certificate");
+    assert_eq!(server.client().call(put("ops2", "ops2-secret")).code, 0, "an account without a pin, over plain TCP");
+}
