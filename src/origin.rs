@@ -28,6 +28,8 @@ pub struct Origin {
     pub conn: ConnId,
     /// The peer's address.
     pub peer: SocketAddr,
+    /// Whether the connection is TLS.
+    pub tls: bool,
     /// The fingerprint of the certificate the client presented in its TLS handshake; `None`
     /// over plain TCP or without one.
     pub client_cert: Option<CertFingerprint>,

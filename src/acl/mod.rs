@@ -4,8 +4,10 @@
 //! accounts file whose role allows the code. Refusals answer NO_PERMISSION (16) with a remark
 //! saying what was missing or wrong, and are logged at WARN, rate-limited.
 //!
-//! `accounts`: the accounts file; `verify`: levels, roles and the signature check;
-//! `controller`: the same on the controller port, with its own classes of codes. The table of
+//! `accounts`: the accounts file; `verify`: levels, roles and the signature check; `shape`: the
+//! fields a signed broker request may carry; `transport`: how a signed request must arrive (TLS,
+//! the peer's own address); `controller`: the same on the controller port, with its own classes
+//! of codes. The table of
 //! accounts is swapped whole when the file changes or on SIGHUP (it is not route state: no
 //! actor owns it); a file that does not load leaves the previous accounts in force.
 
@@ -13,6 +15,7 @@ pub mod accounts;
 pub mod controller;
 pub mod shape;
 pub mod shown;
+pub mod transport;
 pub mod verify;
 
 use std::net::SocketAddr;
@@ -31,6 +34,7 @@ use crate::protocol::RemotingCommand;
 use crate::ratelog::RateLimit;
 use crate::settings::{AclProtect, Settings};
 use accounts::{Account, Accounts, AccountsError, Role};
+use transport::TransportRules;
 use verify::{check, presented_its_certificate, protects, shown, Denied};
 
 /// Who sent a request, as far as access control knows.
@@ -84,6 +88,7 @@ pub enum AclError {
 pub struct Acl {
     accounts: Arc<ArcSwap<Accounts>>,
     protect: AclProtect,
+    rules: TransportRules,
     warnings: RateLimit,
     metrics: Arc<Metrics>,
 }
@@ -92,14 +97,20 @@ impl Acl {
     /// A gate over a fixed table of accounts (no file, no reload).
     pub fn new(accounts: Accounts, protect: AclProtect, metrics: Arc<Metrics>) -> Self {
         let accounts = Arc::new(ArcSwap::from_pointee(accounts));
-        Acl { accounts, protect, warnings: RateLimit::for_peers(), metrics }
+        Acl { accounts, protect, rules: TransportRules::default(), warnings: RateLimit::for_peers(), metrics }
+    }
+
+    /// This gate with `rules` on how signed requests must arrive.
+    pub fn with_rules(self, rules: TransportRules) -> Self {
+        Acl { rules, ..self }
     }
 
     /// Loads `acl_accounts_file` (a bad file stops start-up) and watches it: re-read when it
     /// changes (every `security_reload_interval_ms`) and whenever the returned [`Poke`] is poked.
     pub fn start(settings: &Settings, metrics: Arc<Metrics>) -> Result<(Acl, Poke), AclError> {
         let path = PathBuf::from(&settings.acl.acl_accounts_file);
-        let acl = Acl::new(Accounts::load(&path)?, settings.acl.acl_protect, metrics);
+        let acl = Acl::new(Accounts::load(&path)?, settings.acl.acl_protect, metrics)
+            .with_rules(TransportRules::of(settings));
         warn_if_readable_by_others(&path);
         info!(file = %path.display(), accounts = acl.accounts.load().len(), protect = %acl.protect, "access control on");
         let table = acl.accounts.clone();
@@ -137,7 +148,8 @@ impl Acl {
         let peer = origin.peer;
         let accounts = self.accounts.load();
         let checked = check(&accounts, peer.ip(), req)
-            .and_then(|account| presented_its_certificate(account, origin.client_cert).map(|()| account));
+            .and_then(|account| presented_its_certificate(account, origin.client_cert).map(|()| account))
+            .and_then(|account| self.rules.check(origin, req).map(|()| account));
         match checked {
             Ok(account) => Ok(Caller::Verified(account.clone())),
             Err(denied) => {

@@ -86,6 +86,13 @@ pub enum Denied {
     /// The account is pinned to a client certificate the connection did not present.
     #[error("AccessKey {0} is pinned to a TLS client certificate this connection did not present")]
     WrongClientCertificate(String),
+    /// An admin code over plain TCP with `acl_admin_requires_tls` on.
+    #[error("request code {0} is an admin code: accepted over TLS only (acl_admin_requires_tls)")]
+    AdminNeedsTls(i32),
+    /// A broker code whose `brokerAddr` is not on the peer's IP, with
+    /// `acl_broker_addr_matches_peer` on.
+    #[error("brokerAddr {addr} is not on this connection's address {peer} (acl_broker_addr_matches_peer)")]
+    BrokerAddrNotPeer { addr: String, peer: IpAddr },
 }
 
 impl Denied {
@@ -101,6 +108,8 @@ impl Denied {
             Denied::MissingBrokerName(_) | Denied::BrokerNotListed { .. } => "broker_not_allowed",
             Denied::Malformed(_) => "malformed_request",
             Denied::WrongClientCertificate(_) => "wrong_client_certificate",
+            Denied::AdminNeedsTls(_) => "admin_needs_tls",
+            Denied::BrokerAddrNotPeer { .. } => "broker_addr_not_peer",
         }
     }
 }

@@ -89,7 +89,11 @@ impl Accept {
                 }
                 Some(Accepted::Tls(stream)) => {
                     let presented = stream.get_ref().1.peer_certificates().and_then(|chain| chain.first());
-                    let origin = Origin { client_cert: presented.map(|cert| CertFingerprint::of_der(cert)), ..origin };
+                    let origin = Origin {
+                        tls: true,
+                        client_cert: presented.map(|cert| CertFingerprint::of_der(cert)),
+                        ..origin
+                    };
                     let (read, write) = tokio::io::split(*stream);
                     Connection::start(read, write, origin, context, lifecycle, routes);
                 }
@@ -127,7 +131,7 @@ pub(super) async fn accept_until(
                     };
                     next_id += 1;
                     let _ = stream.set_nodelay(true);
-                    let origin = Origin { conn: ConnId(next_id), peer, client_cert: None };
+                    let origin = Origin { conn: ConnId(next_id), peer, tls: false, client_cert: None };
                     let (accept, lifecycle) = (accept.clone(), connections.lifecycle(admitted));
                     pool.start(stream, peer, move |stream, routes| accept.start(stream, origin, lifecycle, routes));
                 }

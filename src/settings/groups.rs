@@ -297,6 +297,13 @@ pub struct AclSettings {
     pub acl_accounts_file: String,
     /// Which codes need credentials: `admin`, `broker` or `all`.
     pub acl_protect: AclProtect,
+    /// Admin codes are refused over plain TCP (a signed admin request seen on the wire could
+    /// otherwise be resent, as another admin code with the same fields among them).
+    pub acl_admin_requires_tls: bool,
+    /// For broker codes, the host of `brokerAddr` must be the peer's own IP: a registration
+    /// replayed, or its fields shifted, from another host is refused. Off by default: brokers
+    /// announcing a NAT or Service address (`brokerIP1`) would be refused.
+    pub acl_broker_addr_matches_peer: bool,
     /// How often the accounts file and the TLS files are checked for changes; 0: only SIGHUP.
     pub security_reload_interval_ms: u64,
     /// How long the accounts and TLS files must stay unchanged (size, inode, content) before a
@@ -313,6 +320,8 @@ impl Default for AclSettings {
             acl_enabled: false,
             acl_accounts_file: String::new(),
             acl_protect: AclProtect::Admin,
+            acl_admin_requires_tls: false,
+            acl_broker_addr_matches_peer: false,
             security_reload_interval_ms: 2_000,
             security_reload_settle_ms: 1_000,
             security_reload_max_settle_ms: 10_000,

@@ -89,6 +89,8 @@ pub const FIXED_BLACK_LIST: &[&str] = &[
     "acl_enabled",
     "acl_accounts_file",
     "acl_protect",
+    "acl_admin_requires_tls",
+    "acl_broker_addr_matches_peer",
     "tls_mode",
     "tls_cert_file",
     "tls_key_file",

@@ -161,7 +161,9 @@ mod tests {
     #[test]
     fn access_control_and_tls_keys_never_change_over_the_wire() {
         let s = Settings::default();
-        for key in ["acl_enabled", "acl_accounts_file", "acl_protect", "tls_mode", "tls_cert_file", "tls_key_file"] {
+        for key in
+            ["acl_enabled", "acl_accounts_file", "acl_protect", "acl_admin_requires_tls", "tls_mode", "tls_key_file"]
+        {
             assert_eq!(update(&s, &[(key, "x")]), Err(UpdateError::BlackListed(key.into())), "{key}");
         }
         let mixed = update(&s, &[("enableTopicList", "false"), ("tls_client_ca_file", "/tmp/ca.pem")]);

@@ -468,3 +468,29 @@ fn a_changed_accounts_file_is_applied_and_a_bad_one_keeps_the_accounts_in_force(
     assert!(eventually(Duration::from_secs(5), || refused() > before), "the bad file was read and refused");
     assert_eq!(client.call(put("ops2", "fresh")).code, 0, "a bad file leaves the accounts in force");
 }
+
+#[test]
+fn with_broker_addresses_bound_to_the_peer_a_registration_naming_another_host_is_refused() {
+    let dir = temp_dir();
+    let accounts = write_accounts(&dir, ACCOUNTS);
+    let server = TestServer::with(|s| {
+        s.acl.acl_enabled = true;
+        s.acl.acl_accounts_file = accounts.display().to_string();
+        s.acl.acl_protect = AclProtect::Broker;
+        s.acl.acl_broker_addr_matches_peer = true;
+    });
+    let mut client = server.client();
+    let register = |addr: &str| {
+        let broker = Broker::new("c", "broker-a", 0, addr).topics(&["T1", "T2"]);
+        signed(broker.register_request(), "broker-a-key", "broker-a-secret")
+    };
+    // The boundary shift of a captured registration: "...:10911" + "0" signs as "...:1091" + "10"
+    // (an address on another host), and a plain other host.
+    for addr in ["10.9.9.9:10911", "broker-a.example:10911"] {
+        let resp = client.call(register(addr));
+        let remark =
+            format!("brokerAddr {addr} is not on this connection's address 127.0.0.1 (acl_broker_addr_matches_peer)");
+        assert_eq!((resp.code, resp.remark.as_deref()), (NO_PERMISSION, Some(remark.as_str())));
+    }
+    assert_eq!(client.call(register("127.0.0.1:10911")).code, 0, "the broker's own address");
+}

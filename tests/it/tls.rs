@@ -198,3 +198,25 @@ fn an_account_pinned_to_a_client_certificate_is_refused_on_any_connection_withou
     assert_eq!(over_tls(pinned).call(put("ops", "ops-secret")).code, 0, "the pinned certificate");
     assert_eq!(server.client().call(put("ops2", "ops2-secret")).code, 0, "an account without a pin, over plain TCP");
 }
+
+#[test]
+fn with_admin_codes_over_tls_only_a_signed_admin_request_over_plain_tcp_is_refused() {
+    use crate::common::requests::request;
+    use crate::common::security::{signed, write_accounts, ACCOUNTS};
+
+    let pki = Pki::new("server CA");
+    let dir = temp_dir();
+    let accounts = write_accounts(&dir, ACCOUNTS);
+    let (server, _certs) = tls_server(TlsMode::Permissive, &pki, |s| {
+        s.acl.acl_enabled = true;
+        s.acl.acl_accounts_file = accounts.display().to_string();
+        s.acl.acl_admin_requires_tls = true;
+    });
+    let put = || signed(request(100, &[("namespace", "ns"), ("key", "k"), ("value", "v")]), "ops", "ops-secret-1");
+    let resp = server.client().call(put());
+    let remark = "request code 100 is an admin code: accepted over TLS only (acl_admin_requires_tls)";
+    assert_eq!((resp.code, resp.remark.as_deref()), (16, Some(remark)));
+    let mut over_tls = tls_client(server.addr, client_config(pki.ca_der(), None)).expect("handshake");
+    assert_eq!(over_tls.call(put()).code, 0, "the same request over TLS");
+    assert_eq!(server.client().call(cluster_info()).code, 0, "reads stay open over plain TCP");
+}

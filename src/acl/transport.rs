@@ -1,0 +1,69 @@
+//! How a signed request arrived, beyond its signature (each rule off unless configured): admin
+//! codes over TLS only (`acl_admin_requires_tls`), and a broker's announced address on the
+//! peer's own IP (`acl_broker_addr_matches_peer`).
+
+use std::net::IpAddr;
+
+use super::verify::{shown, Denied, ADMIN_CODES, BROKER_CODES};
+use crate::origin::Origin;
+use crate::protocol::RemotingCommand;
+use crate::settings::Settings;
+
+/// The rules in force.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TransportRules {
+    /// Admin codes are refused over plain TCP.
+    pub admin_requires_tls: bool,
+    /// Broker codes are refused unless the host of `brokerAddr` is the peer's IP.
+    pub broker_addr_matches_peer: bool,
+}
+
+impl TransportRules {
+    /// The rules `settings` turn on.
+    pub fn of(settings: &Settings) -> Self {
+        TransportRules {
+            admin_requires_tls: settings.acl.acl_admin_requires_tls,
+            broker_addr_matches_peer: settings.acl.acl_broker_addr_matches_peer,
+        }
+    }
+
+    /// Checks that `req` arrived as the rules require, from `origin`.
+    pub fn check(&self, origin: &Origin, req: &RemotingCommand) -> Result<(), Denied> {
+        if self.admin_requires_tls && !origin.tls && ADMIN_CODES.contains(&req.code) {
+            return Err(Denied::AdminNeedsTls(req.code));
+        }
+        if self.broker_addr_matches_peer && BROKER_CODES.contains(&req.code) {
+            let peer = origin.peer.ip().to_canonical();
+            let addr = req.ext("brokerAddr").unwrap_or_default();
+            if host_ip(addr) != Some(peer) {
+                return Err(Denied::BrokerAddrNotPeer { addr: shown(addr), peer });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The IP of a broker address `host:port` (`[v6]:port` and Java's bare `v6:port` too); `None`
+/// for a host name or no port.
+fn host_ip(addr: &str) -> Option<IpAddr> {
+    let (host, port) = addr.rsplit_once(':')?;
+    port.parse::<u16>().ok()?;
+    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    host.parse::<IpAddr>().ok().map(|ip| ip.to_canonical())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broker_address_is_read_as_java_writes_it() {
+        assert_eq!(host_ip("10.0.0.5:10911"), "10.0.0.5".parse().ok());
+        assert_eq!(host_ip("[::1]:10911"), "::1".parse().ok());
+        assert_eq!(host_ip("fe80::1:10911"), "fe80::1".parse().ok(), "Java's bare IPv6 and port");
+        assert_eq!(host_ip("[::ffff:10.0.0.5]:10911"), "10.0.0.5".parse().ok());
+        for bad in ["broker-a:10911", "10.0.0.5", "10.0.0.5:port", ""] {
+            assert_eq!(host_ip(bad), None, "{bad:?}");
+        }
+    }
+}
