@@ -116,6 +116,8 @@ pub struct Controller {
     wake: Option<(Instant, tokio::task::JoinHandle<()>)>,
     /// TLS and credentials of the links to the other peers.
     security: PeerSecurity,
+    /// Where the Raft figures are exported.
+    metrics: Arc<Metrics>,
 }
 
 impl Controller {
@@ -147,6 +149,7 @@ impl Controller {
             me: None,
             wake: None,
             security,
+            metrics: metrics.clone(),
             options,
         };
         let addr = Controller::start_in_arbiter(arbiter, |_| controller);
@@ -182,7 +185,7 @@ impl Controller {
     fn raft_started(&mut self, raft: Raft, ctx: &mut Context<Self>) {
         info!(peer = %self.options.self_name, id = self.options.self_id(), "controller raft started");
         let _ = self.shared.set(raft.clone());
-        leader::watch_metrics(&raft, ctx.address());
+        leader::watch_metrics(&raft, ctx.address(), self.metrics.clone());
         self.raft = Some(raft);
         let sweep = self.options.sweep_interval;
         ctx.run_interval(sweep, |this, _| this.sweep());

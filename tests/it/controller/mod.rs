@@ -6,6 +6,7 @@
 mod broker;
 mod cluster;
 mod history;
+mod metrics;
 mod peers;
 mod security;
 mod wire;
