@@ -10,6 +10,7 @@
 //! heartbeats stop (`elections`). It needs nothing of the NameServer's registry.
 
 mod elections;
+mod figures;
 mod leader;
 pub mod liveness;
 pub mod messages;
@@ -18,7 +19,7 @@ pub mod raft;
 pub mod state;
 mod writes;
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -106,6 +107,8 @@ pub struct Controller {
     in_flight: Option<InFlight>,
     /// Groups with a controller-triggered election queued or under way.
     electing: HashSet<String>,
+    /// Groups whose master this serving node saw go, why and when (until an election ends).
+    lost: HashMap<String, (messages::Cause, Instant)>,
     /// When this node started: no controller-triggered election before it has heard every broker.
     started_at: Instant,
     /// Sends NOTIFY_BROKER_ROLE_CHANGED.
@@ -144,6 +147,7 @@ impl Controller {
             queue: VecDeque::new(),
             in_flight: None,
             electing: HashSet::new(),
+            lost: HashMap::new(),
             started_at: Instant::now(),
             notifier,
             me: None,

@@ -1,12 +1,14 @@
-//! The controller's Raft figures (`namesrv_controller_*`): this peer's role, term, last applied
-//! index, whether it knows a leader, and how often the leader changed. Java's controller
-//! exports its role only through its own OpenTelemetry metrics (`ControllerMetricsManager`'s
-//! `role` gauge and `elect_total`); these are the Prometheus side of the same figures, updated
-//! from openraft's metrics each time they change.
+//! The controller's Raft figures (`namesrv_controller_raft_*`): this peer's role, term, last
+//! applied index, whether it knows a leader, and how often the leader changed; and its
+//! elections ([`super::elections`]). Java's controller exports its role only through its own
+//! OpenTelemetry metrics (`ControllerMetricsManager`'s `role` gauge and `elect_total`); these
+//! are the Prometheus side of the same figures, updated from openraft's metrics as they change.
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+
+use super::elections::ElectionFigures;
 
 /// What openraft last reported about this peer, as exported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -21,9 +23,11 @@ pub struct RaftSample {
     pub applied: u64,
 }
 
-/// The controller's Raft figures; zero (and never changed) when no controller runs.
+/// The controller's figures; zero (and never changed) when no controller runs.
 #[derive(Debug, Default)]
-pub struct RaftFigures {
+pub struct ControllerFigures {
+    /// Elections, failovers and broker groups.
+    pub elections: ElectionFigures,
     leader: Gauge,
     leader_known: Gauge,
     term: Gauge,
@@ -31,7 +35,7 @@ pub struct RaftFigures {
     leader_changes: Counter,
 }
 
-impl RaftFigures {
+impl ControllerFigures {
     /// Registers the figures in `ns` (the `namesrv` prefix).
     pub fn register(&self, ns: &mut Registry) {
         let c = ns.sub_registry_with_prefix("controller");
@@ -41,6 +45,7 @@ impl RaftFigures {
         c.register("raft_applied_index", "Index of the last committed entry applied here", self.applied.clone());
         let changes = self.leader_changes.clone();
         c.register("raft_leader_changes", "Times this peer saw another Raft leader named", changes);
+        self.elections.register(c);
     }
 
     /// Records `now`, counting a leader change when a leader other than `before`'s is named.

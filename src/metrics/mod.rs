@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod controller;
+pub mod elections;
 pub mod histogram;
 pub mod history;
 mod process;
@@ -191,8 +192,8 @@ pub struct Metrics {
     mailboxes: Mutex<Vec<(&'static str, Arc<AtomicUsize>)>>,
     /// Samples of the last minutes, for the status page and the minute summary.
     pub history: history::History,
-    /// The controller's Raft figures.
-    pub controller: controller::RaftFigures,
+    /// The controller's Raft and election figures.
+    pub controller: controller::ControllerFigures,
 }
 
 /// What the registry reports when scraped.
@@ -274,7 +275,7 @@ impl Metrics {
             security_reloads: Family::default(),
             mailboxes: Mutex::new(Vec::new()),
             history: history::History::default(),
-            controller: controller::RaftFigures::default(),
+            controller: controller::ControllerFigures::default(),
         };
         m.register(registry.sub_registry_with_prefix("namesrv"), durations);
         m.zero_series();
