@@ -45,11 +45,11 @@ impl Controller {
         }
     }
 
-    /// Exports every broker group's figures when this peer serves, none otherwise.
+    /// Exports whether this peer serves, and every broker group's figures when it does.
     pub(super) fn publish_groups(&self) {
         let now = Instant::now();
         if !self.serving(now) {
-            self.metrics.controller.elections.set_groups(&[]);
+            self.metrics.controller.elections.set_groups(false, &[]);
             return;
         }
         let live = self.live.at(now);
@@ -69,6 +69,6 @@ impl Controller {
                 })
                 .collect()
         };
-        self.metrics.controller.elections.set_groups(&figures);
+        self.metrics.controller.elections.set_groups(true, &figures);
     }
 }

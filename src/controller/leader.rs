@@ -136,7 +136,11 @@ impl Handler<RaftChanged> for Controller {
     type Result = ();
 
     fn handle(&mut self, msg: RaftChanged, ctx: &mut Context<Self>) {
+        let served = self.serving(Instant::now());
         self.on_raft_changed(msg.0, ctx);
+        if self.serving(Instant::now()) != served {
+            self.publish_groups();
+        }
         self.process_queue();
     }
 }

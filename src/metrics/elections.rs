@@ -71,6 +71,7 @@ pub struct ElectionFigures {
     in_sync: Family<GroupLabel, Gauge>,
     groups: Gauge,
     without_master: Gauge,
+    serving: Gauge,
 }
 
 impl Default for ElectionFigures {
@@ -82,6 +83,7 @@ impl Default for ElectionFigures {
             in_sync: Family::default(),
             groups: Gauge::default(),
             without_master: Gauge::default(),
+            serving: Gauge::default(),
         };
         for cause in ELECTION_CAUSES {
             for result in ELECTION_RESULTS {
@@ -106,6 +108,8 @@ impl ElectionFigures {
         c.register("groups", "Broker groups the serving leader knows", self.groups.clone());
         let without = self.without_master.clone();
         c.register("groups_without_master", "Broker groups with no alive master, on the serving leader", without);
+        let serving = self.serving.clone();
+        c.register("serving", "1 while this peer serves as the leader (first commit applied, quorum heard)", serving);
     }
 
     /// Counts an election that ended (`cause` of [`ELECTION_CAUSES`], `result` of [`ELECTION_RESULTS`]).
@@ -118,8 +122,10 @@ impl ElectionFigures {
         self.failover.get_or_create(&CauseLabel { cause }).observe(seconds);
     }
 
-    /// Replaces the per-group figures with `groups` (none: this peer does not lead).
-    pub fn set_groups(&self, groups: &[GroupFigure]) {
+    /// Replaces the per-group figures with `groups`; `serving`: this peer serves as the leader
+    /// (else `groups` is empty).
+    pub fn set_groups(&self, serving: bool, groups: &[GroupFigure]) {
+        self.serving.set(i64::from(serving));
         self.alive.clear();
         self.in_sync.clear();
         for g in groups {
@@ -145,8 +151,8 @@ mod tests {
         e.failover("connection_closed", 0.02);
         let group =
             |name: &str, has_live_master| GroupFigure { name: name.into(), alive: 2, in_sync: 1, has_live_master };
-        e.set_groups(&[group("a", true), group("b", false)]);
-        e.set_groups(&[group("b", false)]);
+        e.set_groups(true, &[group("a", true), group("b", false)]);
+        e.set_groups(true, &[group("b", false)]);
         let text = m.encode();
         for line in [
             r#"namesrv_controller_elections_total{cause="connection_closed",result="elected"} 1"#,
@@ -157,6 +163,7 @@ mod tests {
             r#"namesrv_controller_group_sync_state_set_size{group="b"} 1"#,
             "namesrv_controller_groups 1",
             "namesrv_controller_groups_without_master 1",
+            "namesrv_controller_serving 1",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} missing from\n{text}");
         }
