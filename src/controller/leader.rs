@@ -89,7 +89,7 @@ impl Controller {
 
     /// The metadata answer: the leader's id and controller address when one is known (this
     /// node only while it serves), and whether this node is it.
-    fn metadata(&self, now: Instant) -> MetadataResponse {
+    pub(super) fn metadata(&self, now: Instant) -> MetadataResponse {
         let me = self.options.self_id();
         let serving = self.serving(now);
         let leader = match self.role.leader {

@@ -15,6 +15,7 @@ mod leader;
 pub mod liveness;
 pub mod messages;
 pub mod options;
+pub mod overview;
 pub mod raft;
 pub mod state;
 mod writes;

@@ -26,6 +26,8 @@ fn raft_role_term_and_leader_changes_follow_a_new_leader() {
     let follower = (0..3).find(|i| *i != leader).unwrap();
     assert!(eventually(WAIT, || figure(&cluster, leader, "namesrv_controller_raft_leader") == 1.0));
     assert_eq!(figure(&cluster, follower, "namesrv_controller_raft_leader"), 0.0);
+    assert!(eventually(WAIT, || figure(&cluster, leader, "namesrv_controller_serving") == 1.0));
+    assert_eq!(figure(&cluster, follower, "namesrv_controller_serving"), 0.0);
     assert!(eventually(WAIT, || figure(&cluster, follower, "namesrv_controller_raft_leader_known") == 1.0));
     let term = figure(&cluster, follower, "namesrv_controller_raft_term");
     let changes = figure(&cluster, follower, "namesrv_controller_raft_leader_changes_total");
