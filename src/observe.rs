@@ -8,6 +8,7 @@ use std::time::Duration;
 use actix_web::dev::ServerHandle;
 use tracing::info;
 
+use crate::controller::ControllerHandle;
 use crate::http::{self, HttpLimits, HttpState, Listening};
 use crate::listen::bind_host_port;
 use crate::metrics::histogram::{quantile, BUCKETS};
@@ -44,7 +45,7 @@ impl Observer {
     /// sampler (when metrics are on). Must run inside an actix System.
     pub fn start(
         settings: &Settings,
-        registry: RegistryHandle,
+        (registry, controller): (RegistryHandle, Option<ControllerHandle>),
         metrics: Arc<Metrics>,
         listener: Option<std::net::TcpListener>,
     ) -> Result<Self, ObserveError> {
@@ -61,6 +62,7 @@ impl Observer {
                 let addr = listener.local_addr().map_err(|error| ObserveError { addr: listen.into(), error })?;
                 let state = HttpState {
                     registry: registry.clone(),
+                    controller,
                     metrics: metrics.clone(),
                     listening: listening.clone(),
                     address_list: settings.observe.address_server_list.clone(),

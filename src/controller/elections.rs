@@ -34,6 +34,7 @@ pub(super) struct RetryElection {
     name: String,
     attempt: u32,
     cause: Cause,
+    since: Instant,
 }
 
 /// One warning per 10 s about heartbeats the full table drops.
@@ -77,7 +78,8 @@ impl Handler<RetryElection> for Controller {
     type Result = ();
 
     fn handle(&mut self, msg: RetryElection, _: &mut Context<Self>) {
-        self.queue.push_back(Pending::Elect { name: msg.name, attempt: msg.attempt, cause: msg.cause });
+        let (name, attempt, cause, since) = (msg.name, msg.attempt, msg.cause, msg.since);
+        self.queue.push_back(Pending::Elect { name, attempt, cause, since });
         self.process_queue();
     }
 }
@@ -115,7 +117,9 @@ impl Controller {
                     .group(&key.name)
                     .is_some_and(|g| g.master() == Some(key.id) && g.cluster() == key.cluster)
             };
-            if is_master {
+            if is_master && self.serving(now) {
+                // Kept for the election that follows, now or (still warming up) at a sweep.
+                self.lost.insert(key.name.clone(), (Cause::Inactive(cause), now));
                 self.trigger_election(&key.name, Cause::Inactive(cause));
             }
         }
@@ -123,6 +127,7 @@ impl Controller {
 
     /// Every sweep period: groups whose master is dead while a replica lives get an election.
     pub(super) fn sweep(&mut self) {
+        self.publish_groups();
         let now = Instant::now();
         if !self.serving(now) {
             return;
@@ -147,24 +152,27 @@ impl Controller {
     }
 
     /// Queues an election of group `name` by the controller, once per group at a time, on the
-    /// serving leader that has had time to hear every broker's heartbeat.
+    /// serving leader that has had time to hear every broker's heartbeat. Its cause and start
+    /// are the master's loss when this node saw it.
     fn trigger_election(&mut self, name: &str, cause: Cause) {
         let now = Instant::now();
+        let (cause, since) = self.lost.get(name).copied().unwrap_or((cause, now));
         let warm_after = self.live.longest_timeout().unwrap_or(DEFAULT_TIMEOUT);
         if !self.serving(now) || now < self.started_at + warm_after || !self.electing.insert(name.to_owned()) {
             return;
         }
         info!(broker = %name, cause = ?cause, "controller: electing a new master");
-        self.queue.push_back(Pending::Elect { name: name.to_owned(), attempt: 0, cause });
+        self.queue.push_back(Pending::Elect { name: name.to_owned(), attempt: 0, cause, since });
         self.process_queue();
     }
 
-    /// A controller-triggered election ended with `outcome`; a write that failed is tried again.
-    pub(super) fn election_done(&mut self, name: String, attempt: u32, cause: Cause, outcome: Outcome) {
-        match outcome {
+    /// A controller-triggered election (of a master lost at `since`) ended with `outcome`; a
+    /// write that failed is tried again, and only the last try is counted.
+    pub(super) fn election_done(&mut self, name: String, attempt: u32, cause: Cause, since: Instant, outcome: Outcome) {
+        match &outcome {
             Ok(Answer::Elected { master, body }) => {
                 info!(broker = %name, master = ?master.master_broker_id, epoch = ?master.master_epoch, cause = ?cause, "controller: new master elected");
-                self.notify_role_change(&name, &master, &body);
+                self.notify_role_change(&name, master, body);
             }
             Ok(_) => info!(broker = %name, "controller: master kept"),
             Err(Failure::Refused(refusal)) => {
@@ -174,7 +182,7 @@ impl Controller {
                 let backoff = Duration::from_millis(100 << attempt.min(6));
                 warn!(broker = %name, error = %failure, attempt, "controller: election failed; retrying");
                 if let Some(me) = self.me.clone() {
-                    let retry = RetryElection { name, attempt: attempt + 1, cause };
+                    let retry = RetryElection { name, attempt: attempt + 1, cause, since };
                     actix::spawn(async move {
                         tokio::time::sleep(backoff).await;
                         me.do_send(retry);
@@ -184,7 +192,10 @@ impl Controller {
             }
             Err(failure) => warn!(broker = %name, error = %failure, "controller: election failed; giving up"),
         }
+        self.count_election(cause, since, &outcome);
+        self.lost.remove(&name);
         self.electing.remove(&name);
+        self.publish_groups();
     }
 
     /// NOTIFY_BROKER_ROLE_CHANGED to every alive member of the group (Java's `NotifyService`).

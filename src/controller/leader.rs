@@ -2,6 +2,7 @@
 //! may serve (leader, first commit of its term applied, a quorum heard from within the lease),
 //! and who leads as CONTROLLER_GET_METADATA_INFO answers it on every node.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -12,6 +13,8 @@ use super::messages::{Failure, GetMetadata};
 use super::raft::Raft;
 use super::Controller;
 use crate::mailbox::Apply;
+use crate::metrics::controller::RaftSample;
+use crate::metrics::Metrics;
 use crate::protocol::controller::response::MetadataResponse;
 
 /// What Raft last said about this node.
@@ -43,9 +46,11 @@ pub(super) struct LeaderReady {
 }
 
 /// Forwards every change of `raft`'s metrics to the controller (no guard held across an await).
-pub(super) fn watch_metrics(raft: &Raft, controller: Addr<Controller>) {
+/// Exports each change in `figures` ([`crate::metrics::controller`]) as well.
+pub(super) fn watch_metrics(raft: &Raft, controller: Addr<Controller>, figures: Arc<Metrics>) {
     let mut metrics = raft.metrics();
     actix::spawn(async move {
+        let mut before = RaftSample::default();
         loop {
             let view = {
                 let m = metrics.borrow();
@@ -58,6 +63,14 @@ pub(super) fn watch_metrics(raft: &Raft, controller: Addr<Controller>) {
                     last_applied: m.last_applied.map(|l| l.index),
                 }
             };
+            let now = RaftSample {
+                leader: view.state == Some(ServerState::Leader),
+                leader_id: view.leader,
+                term: view.term,
+                applied: view.last_applied.unwrap_or(0),
+            };
+            figures.controller.observe(before, now);
+            before = now;
             if controller.try_send(RaftChanged(view)).is_err() || metrics.changed().await.is_err() {
                 return;
             }
@@ -76,7 +89,7 @@ impl Controller {
 
     /// The metadata answer: the leader's id and controller address when one is known (this
     /// node only while it serves), and whether this node is it.
-    fn metadata(&self, now: Instant) -> MetadataResponse {
+    pub(super) fn metadata(&self, now: Instant) -> MetadataResponse {
         let me = self.options.self_id();
         let serving = self.serving(now);
         let leader = match self.role.leader {
@@ -123,7 +136,11 @@ impl Handler<RaftChanged> for Controller {
     type Result = ();
 
     fn handle(&mut self, msg: RaftChanged, ctx: &mut Context<Self>) {
+        let served = self.serving(Instant::now());
         self.on_raft_changed(msg.0, ctx);
+        if self.serving(Instant::now()) != served {
+            self.publish_groups();
+        }
         self.process_queue();
     }
 }

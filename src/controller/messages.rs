@@ -44,6 +44,16 @@ pub enum Cause {
     Sweep,
 }
 
+impl Cause {
+    /// The cause as logs and metrics name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Inactive(inactive) => inactive.name(),
+            Cause::Sweep => "sweep",
+        }
+    }
+}
+
 /// What a request to the controller's state comes to.
 pub type Outcome = Result<Answer, Failure>;
 

@@ -10,15 +10,17 @@
 //! heartbeats stop (`elections`). It needs nothing of the NameServer's registry.
 
 mod elections;
+mod figures;
 mod leader;
 pub mod liveness;
 pub mod messages;
 pub mod options;
+pub mod overview;
 pub mod raft;
 pub mod state;
 mod writes;
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -106,6 +108,8 @@ pub struct Controller {
     in_flight: Option<InFlight>,
     /// Groups with a controller-triggered election queued or under way.
     electing: HashSet<String>,
+    /// Groups whose master this serving node saw go, why and when (until an election ends).
+    lost: HashMap<String, (messages::Cause, Instant)>,
     /// When this node started: no controller-triggered election before it has heard every broker.
     started_at: Instant,
     /// Sends NOTIFY_BROKER_ROLE_CHANGED.
@@ -116,6 +120,8 @@ pub struct Controller {
     wake: Option<(Instant, tokio::task::JoinHandle<()>)>,
     /// TLS and credentials of the links to the other peers.
     security: PeerSecurity,
+    /// Where the Raft figures are exported.
+    metrics: Arc<Metrics>,
 }
 
 impl Controller {
@@ -142,11 +148,13 @@ impl Controller {
             queue: VecDeque::new(),
             in_flight: None,
             electing: HashSet::new(),
+            lost: HashMap::new(),
             started_at: Instant::now(),
             notifier,
             me: None,
             wake: None,
             security,
+            metrics: metrics.clone(),
             options,
         };
         let addr = Controller::start_in_arbiter(arbiter, |_| controller);
@@ -182,7 +190,7 @@ impl Controller {
     fn raft_started(&mut self, raft: Raft, ctx: &mut Context<Self>) {
         info!(peer = %self.options.self_name, id = self.options.self_id(), "controller raft started");
         let _ = self.shared.set(raft.clone());
-        leader::watch_metrics(&raft, ctx.address());
+        leader::watch_metrics(&raft, ctx.address(), self.metrics.clone());
         self.raft = Some(raft);
         let sweep = self.options.sweep_interval;
         ctx.run_interval(sweep, |this, _| this.sweep());

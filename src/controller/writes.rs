@@ -12,6 +12,7 @@ use openraft::error::{ClientWriteError, RaftError};
 use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
+use super::figures::{election_result, request_cause};
 use super::messages::{Cause, Failure, Outcome, Submit};
 use super::state::decide::{decide, Answer, DecideOptions, Decision, Op};
 use super::state::{Applied, Command};
@@ -22,8 +23,8 @@ use crate::mailbox::Apply;
 pub(super) enum Pending {
     /// A request from a connection, answered through `reply`.
     Request { op: Op, reply: oneshot::Sender<Outcome> },
-    /// An election the controller starts for a group whose master went away.
-    Elect { name: String, attempt: u32, cause: Cause },
+    /// An election the controller starts for a group whose master went away (at `since`).
+    Elect { name: String, attempt: u32, cause: Cause, since: Instant },
 }
 
 /// The write being committed: what waits for it, and the answer it gives once applied.
@@ -107,12 +108,21 @@ impl Controller {
 fn finish(pending: Pending, outcome: Outcome, controller: &mut Controller) {
     match pending {
         Pending::Request { op, reply } => {
-            if let (Ok(Answer::Elected { master, body }), Op::ElectMaster { name, .. }) = (&outcome, &op) {
-                controller.notify_role_change(name, master, body);
+            if let Op::ElectMaster { name, requester, designate } = &op {
+                if let Ok(Answer::Elected { master, body }) = &outcome {
+                    controller.notify_role_change(name, master, body);
+                    controller.lost.remove(name);
+                }
+                if outcome != Err(Failure::NotLeader) {
+                    let figures = &controller.metrics.controller.elections;
+                    figures.election(request_cause(*requester, *designate), election_result(&outcome));
+                }
             }
             let _ = reply.send(outcome);
         }
-        Pending::Elect { name, attempt, cause } => controller.election_done(name, attempt, cause, outcome),
+        Pending::Elect { name, attempt, cause, since } => {
+            controller.election_done(name, attempt, cause, since, outcome)
+        }
     }
 }
 

@@ -43,13 +43,13 @@ impl Default for ApiPermits {
 
 impl ApiPermits {
     /// A permit for one call, or `None` when [`API_CONCURRENCY`] calls are under way.
-    fn take(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    pub(super) fn take(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         self.permits.clone().try_acquire_owned().ok()
     }
 }
 
 /// The answer to a call past [`API_CONCURRENCY`]: come back in a second.
-fn busy() -> HttpResponse {
+pub(super) fn busy() -> HttpResponse {
     HttpResponse::ServiceUnavailable()
         .insert_header(("Retry-After", "1"))
         .json(json!({"error": format!("busy: at most {API_CONCURRENCY} API calls at once")}))

@@ -3,6 +3,7 @@
 //! read-only JSON API behind it. Nothing over HTTP changes state.
 
 mod api;
+mod controller;
 mod page;
 
 use std::net::TcpListener;
@@ -15,6 +16,7 @@ use actix_web::http::header::{self, ContentType};
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use serde_json::json;
 
+use crate::controller::ControllerHandle;
 use crate::metrics::Metrics;
 use crate::origin::ConnId;
 use crate::registry::messages::{GetFigures, GetReadiness, Ping};
@@ -50,6 +52,8 @@ impl Listening {
 pub struct HttpState {
     /// Route state.
     pub registry: RegistryHandle,
+    /// The controller, when it runs here.
+    pub controller: Option<ControllerHandle>,
     /// Exported figures; `None` when metrics are off.
     pub metrics: Arc<Metrics>,
     /// Whether the remoting port listens yet.
@@ -100,6 +104,7 @@ pub fn start(listener: TcpListener, state: HttpState, limits: HttpLimits) -> std
             .route("/", web::get().to(page::index))
             .route("/status.js", web::get().to(page::script))
             .configure(api::routes)
+            .route("/api/v1/controller", web::get().to(controller::overview))
     })
     .on_connect(note_local_addr)
     .workers(1)

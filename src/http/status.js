@@ -196,6 +196,30 @@ async function renderRoute(topic) {
     `<tbody>${rows.join("")}</tbody></table>`;
 }
 
+// The controller's broker groups (RocketMQ 5 controller mode), when this server runs one.
+function renderController(c) {
+  $("controller-section").hidden = !(c && c.enabled);
+  if (!c || !c.enabled) return;
+  const leader = c.serving ? "this peer leads" : c.leader ? `leader ${esc(c.leader)} (${esc(c.leader_address || "")})` : "no leader known";
+  $("controller-note").innerHTML = `group ${esc(c.group)} · peer ${esc(c.peer)} · term ${fmt(c.term)} · ` +
+    `<span class="${c.serving || c.leader ? "" : "bad"}">${leader}</span>`;
+  const groups = c.groups || [];
+  if (!groups.length) {
+    $("controller").innerHTML = `<tr><td colspan="7" class="empty">No broker group registered with the controller.</td></tr>`;
+    return;
+  }
+  $("controller").innerHTML = groups.map((g) => {
+    const master = g.master_broker_id === null
+      ? `<span class="bad">none</span>`
+      : `${esc(g.master_address || "")} <span class="id">#${esc(g.master_broker_id)}</span>`;
+    const replicas = (g.replicas || []).map((r) =>
+      `<span class="${r.alive ? "ok" : "bad"}" title="${r.alive ? "alive" : "not heard from"}">#${esc(r.broker_id)}</span>`).join(" ");
+    return `<tr><td>${esc(g.broker_name)}</td><td>${esc(g.cluster)}</td><td class="addr">${master}</td>` +
+      `<td class="num">${fmt(g.master_epoch)}</td><td class="num">${fmt(g.sync_state_set_epoch)}</td>` +
+      `<td>${(g.sync_state_set || []).map((id) => `#${esc(id)}`).join(" ")}</td><td>${replicas}</td></tr>`;
+  }).join("");
+}
+
 async function probe(path, el, okText, badText) {
   try {
     const { status } = await getJson(path);
@@ -215,6 +239,8 @@ async function refresh() {
       renderStats(stats.body, brokers.body);
     }
     if (brokers.body) renderBrokers(brokers.body);
+    const controller = await getJson("/api/v1/controller");
+    renderController(controller.body);
     await Promise.all([
       probe("/livez", $("live"), "live", "not live"),
       probe("/readyz", $("ready"), "ready", "not ready"),

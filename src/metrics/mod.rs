@@ -6,6 +6,8 @@
 //! scraped. `history` keeps the last minutes of request rate, p99 and mailbox depth.
 
 pub mod build;
+pub mod controller;
+pub mod elections;
 pub mod histogram;
 pub mod history;
 mod process;
@@ -190,6 +192,8 @@ pub struct Metrics {
     mailboxes: Mutex<Vec<(&'static str, Arc<AtomicUsize>)>>,
     /// Samples of the last minutes, for the status page and the minute summary.
     pub history: history::History,
+    /// The controller's Raft and election figures.
+    pub controller: controller::ControllerFigures,
 }
 
 /// What the registry reports when scraped.
@@ -271,6 +275,7 @@ impl Metrics {
             security_reloads: Family::default(),
             mailboxes: Mutex::new(Vec::new()),
             history: history::History::default(),
+            controller: controller::ControllerFigures::default(),
         };
         m.register(registry.sub_registry_with_prefix("namesrv"), durations);
         m.zero_series();
@@ -292,11 +297,8 @@ impl Metrics {
         ns.register("provisional_brokers", "Brokers loaded from a route snapshot, not registered since", provisional);
         ns.register("clusters", "Clusters", self.clusters.clone());
         ns.register("topics", "Topics with queue data", self.topics.clone());
-        ns.register(
-            "route_queue_entries",
-            "Queue entries: a topic's queue data on one broker group",
-            self.queue_entries.clone(),
-        );
+        let entries = self.queue_entries.clone();
+        ns.register("route_queue_entries", "Queue entries: a topic's queue data on one broker group", entries);
         ns.register("broker_registrations", "REGISTER_BROKER requests, by result", self.registrations.clone());
         ns.register("broker_removals", "Brokers removed, by reason", self.removals.clone());
         ns.register("mailbox_depth", "Messages queued to an actor and not yet handled", self.mailbox_depth.clone());
@@ -312,6 +314,7 @@ impl Metrics {
         ns.register("tls_connections", "Connections by how TLS treated them", self.tls_connections.clone());
         let reloads = self.security_reloads.clone();
         ns.register("security_reloads", "Accounts and TLS files re-read and judged, by file and result", reloads);
+        self.controller.register(ns);
     }
 
     /// Every request's duration, whatever its code (for rates and p99 over time).

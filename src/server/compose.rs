@@ -17,7 +17,7 @@ use crate::config_store::{ConfigHandle, ConfigStore};
 use crate::connection::flow::{FlowLimits, ReplyBudget};
 use crate::connection::frames::FrameBudget;
 use crate::connection::ConnectionContext;
-use crate::controller::{ControllerOptions, ControllerStore};
+use crate::controller::{ControllerHandle, ControllerOptions, ControllerStore};
 use crate::dispatch::{Actors, DispatchOptions, Dispatcher};
 use crate::filewatch::Poke;
 use crate::kv::journal::KvFiles;
@@ -29,7 +29,7 @@ use crate::notifier::{Notifier, NotifyLimits};
 use crate::peers::{Kind, Shares};
 use crate::protocol::RemotingCodec;
 use crate::registry::options::RegistryOptions;
-use crate::registry::RouteRegistry;
+use crate::registry::{RegistryHandle, RouteRegistry};
 use crate::settings::{Settings, Sources};
 use crate::tls::Tls;
 
@@ -127,6 +127,13 @@ impl Services {
             .map(|loaded| RunningController::start(loaded, &context, controller_notifier, settings, metrics))
             .transpose()?;
         Ok(Services { context, kv, config, storage, registry_thread, tls, watchers, controller })
+    }
+}
+
+impl Services {
+    /// The registry and (when it runs) the controller, as the HTTP endpoint asks them.
+    pub(super) fn handles(&self) -> (RegistryHandle, Option<ControllerHandle>) {
+        (self.context.registry.clone(), self.controller.as_ref().map(|c| c.handle.clone()))
     }
 }
 

@@ -17,7 +17,7 @@ use crate::settings::TlsMode;
 
 use crate::connection::ConnectionContext;
 use crate::controller::raft::log::StoreError;
-use crate::controller::{Controller, ControllerOptions, ControllerStore, SharedRaft};
+use crate::controller::{Controller, ControllerHandle, ControllerOptions, ControllerStore, SharedRaft};
 use crate::dispatch::controller::ControllerFront;
 use crate::listen;
 use crate::metrics::Metrics;
@@ -55,6 +55,8 @@ pub(super) struct RunningController {
     raft: SharedRaft,
     /// What each connection of the controller listener gets.
     pub(super) context: ConnectionContext,
+    /// The controller actor, for the status API.
+    pub(super) handle: ControllerHandle,
 }
 
 impl RunningController {
@@ -73,10 +75,11 @@ impl RunningController {
         let (group, self_name) = (options.group.clone(), options.self_name.clone());
         info!(group = %group, peer = %self_name, peers = %options.peers_text(), "starting the controller");
         let (controller, raft) = Controller::start(options, store, notifier, &arbiter.handle(), metrics, security);
+        let handle = controller.clone();
         let front = ControllerFront { controller, raft: raft.clone(), group, self_name, peer_ips };
         let mut context = base.clone();
         context.dispatcher = context.dispatcher.clone().for_controller(front);
-        Ok(RunningController { arbiter, raft, context })
+        Ok(RunningController { arbiter, raft, context, handle })
     }
 
     /// Stops Raft, then the controller's thread.

@@ -161,7 +161,7 @@ async fn serve_loaded(
         actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
     }
     let warm = warm_start(&settings, &services.context.registry).await;
-    let observer = Observer::start(&settings, services.context.registry.clone(), metrics, http)?;
+    let observer = Observer::start(&settings, services.handles(), metrics, http)?;
     announce(&settings, &namesrv, &controller, &observer);
     let mut pools = (
         io_threads(settings.connection_threads(), &services.context.registry),

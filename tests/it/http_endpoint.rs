@@ -169,6 +169,8 @@ fn the_api_lists_brokers_topics_routes_and_stats_and_the_page_is_served() {
     assert_eq!(page.status, 200);
     assert!(page.content_type.starts_with("text/html") && page.body.contains("<script src=\"/status.js\">"));
     assert!(get(http, "/status.js").body.contains("/api/v1/brokers"));
+    assert!(get(http, "/status.js").body.contains("/api/v1/controller"), "the controller's groups, when it runs");
+    assert!(page.body.contains("id=\"controller-section\" hidden"), "hidden without a controller");
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::process::Command;
 use crate::common::http::{get, sample};
 use crate::common::*;
 use namesrv::acl::verify::Denied;
+use namesrv::metrics::elections::{ELECTION_CAUSES, ELECTION_RESULTS, FAILOVER_CAUSES};
 use namesrv::metrics::zero::{ACL_REFUSAL_REASONS, SECURITY_RELOAD_FILES, SECURITY_RELOAD_RESULTS, TLS_RESULTS};
 
 #[test]
@@ -29,6 +30,14 @@ fn event_counters_are_exported_at_zero_before_their_first_event() {
         let reloads = SECURITY_RELOAD_RESULTS.iter();
         series.extend(reloads.map(|r| format!(r#"namesrv_security_reloads_total{{file="{file}",result="{r}"}}"#)));
     }
+    for cause in ELECTION_CAUSES {
+        let results = ELECTION_RESULTS.iter();
+        series
+            .extend(results.map(|r| format!(r#"namesrv_controller_elections_total{{cause="{cause}",result="{r}"}}"#)));
+    }
+    series
+        .extend(FAILOVER_CAUSES.iter().map(|c| format!(r#"namesrv_controller_failover_seconds_count{{cause="{c}"}}"#)));
+    series.push("namesrv_controller_groups_without_master".to_owned());
     for name in &series {
         assert_eq!(sample(&text, name), Some(0.0), "{name} at 0 in\n{text}");
     }

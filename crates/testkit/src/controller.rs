@@ -1,5 +1,5 @@
 //! Controller peers in this process: a cluster of 1, 3 or 5 servers with the controller
-//! embedded, each on a pre-bound 127.0.0.1 controller port, with short Raft timings; peers can
+//! embedded, each on a pre-bound 127.0.0.1 controller port and an HTTP port, with short Raft timings; peers can
 //! be stopped and restarted from their state directories on the same port.
 
 use std::net::SocketAddr;
@@ -73,7 +73,8 @@ impl ControllerCluster {
     fn serve(settings: Settings, controller: std::net::TcpListener) -> TestServer {
         let standalone = settings.controller.controller_mode == ControllerMode::Standalone;
         let namesrv = (!standalone).then(|| std::net::TcpListener::bind("127.0.0.1:0").expect("bind"));
-        TestServer::start_listeners(settings, namesrv, Some(controller), None)
+        let http = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        TestServer::start_listeners(settings, namesrv, Some(controller), Some(http))
     }
 
     /// How many peers the cluster has.
@@ -99,6 +100,11 @@ impl ControllerCluster {
     /// Peer `i`'s server (its NameServer port, its settings), while it runs.
     pub fn server(&self, i: usize) -> &TestServer {
         self.peers[i].as_ref().expect("peer running")
+    }
+
+    /// Peer `i`'s HTTP endpoint (`/metrics`, `/api/v1`), while it runs.
+    pub fn http(&self, i: usize) -> SocketAddr {
+        self.server(i).http_addr.expect("every peer serves HTTP")
     }
 
     /// Peer `i`'s state directory.

@@ -3,9 +3,11 @@
 //! and clusters of 1 and 3 peers with brokers failing over (`cluster`, `peers`), every
 //! history checked by `history`.
 
+mod api;
 mod broker;
 mod cluster;
 mod history;
+mod metrics;
 mod peers;
 mod security;
 mod wire;

@@ -210,6 +210,77 @@ pub enum Command {
     },
     /// Compares what every NameServer in -n tells clients; exit 2 when they disagree.
     Diff(DiffArgs),
+    /// A controller's group, leader and peers (CONTROLLER_GET_METADATA_INFO, 1005).
+    #[command(name = "getControllerMetaData")]
+    GetControllerMetaData {
+        /// Controller addresses, `host:port;host:port`: the first that answers is asked.
+        #[arg(short = 'a', long = "controllerAddress")]
+        controllers: String,
+    },
+    /// Each broker group's master, epochs and replicas in sync or not, from the controller
+    /// leader (CONTROLLER_GET_SYNC_STATE_DATA, 1006).
+    GetSyncStateSet {
+        /// Controller addresses, `host:port;host:port`.
+        #[arg(short = 'a', long = "controllerAddress")]
+        controllers: String,
+        /// The broker group.
+        #[arg(short = 'b', long = "brokerName")]
+        broker: Option<String>,
+        /// Every group of this cluster (its groups read from the NameServers of -n).
+        #[arg(short = 'c', long = "clusterName")]
+        cluster: Option<String>,
+    },
+    /// Makes broker `-b` its group's master (CONTROLLER_ELECT_MASTER designating it, 1002).
+    ElectMaster {
+        /// Controller addresses, `host:port;host:port`.
+        #[arg(short = 'a', long = "controllerAddress")]
+        controllers: String,
+        /// The group's cluster.
+        #[arg(short = 'c', long = "clusterName")]
+        cluster: String,
+        /// The broker group (mqadmin's -bn).
+        #[arg(long = "brokerName", alias = "bn")]
+        broker: String,
+        /// The broker id to make master.
+        #[arg(short = 'b', long = "brokerId", allow_negative_numbers = true)]
+        id: i64,
+    },
+    /// Removes a broker group, or some of its ids, from the controller (CLEAN_BROKER_DATA, 1011).
+    CleanBrokerMetadata {
+        /// Controller addresses, `host:port;host:port`.
+        #[arg(short = 'a', long = "controllerAddress")]
+        controllers: String,
+        /// The broker group (mqadmin's -bn).
+        #[arg(long = "brokerName", alias = "bn")]
+        broker: String,
+        /// Only these ids, `1;2`.
+        #[arg(short = 'b', long = "brokerControllerIdsToClean")]
+        ids: Option<String>,
+        /// The group's cluster (needed unless -l).
+        #[arg(short = 'c', long = "clusterName")]
+        cluster: Option<String>,
+        /// Clean brokers that are still alive too.
+        #[arg(short = 'l', long = "cleanLivingBroker")]
+        living: bool,
+    },
+    /// Each controller's configuration (GET_CONTROLLER_CONFIG, 1010).
+    GetControllerConfig {
+        /// Controller addresses, `host:port;host:port`: every one is asked.
+        #[arg(short = 'a', long = "controllerAddress")]
+        controllers: String,
+    },
+    /// Changes one setting on every controller (UPDATE_CONTROLLER_CONFIG, 1009).
+    UpdateControllerConfig {
+        /// Controller addresses, `host:port;host:port`: every one is changed.
+        #[arg(short = 'a', long = "controllerAddress")]
+        controllers: String,
+        /// The key (Java's name).
+        #[arg(short = 'k', long)]
+        key: String,
+        /// The new value.
+        #[arg(short = 'v', long)]
+        value: String,
+    },
     /// A refreshing view of the brokers and topics of one NameServer.
     Watch(WatchArgs),
     /// Waits until a broker group is listed (or gone) on every NameServer in -n.

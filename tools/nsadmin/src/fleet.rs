@@ -18,6 +18,15 @@ pub enum CmdError {
     /// `-n` named no NameServer.
     #[error("no NameServer given: use -n \"host:port;host:port\"")]
     NoNameServer,
+    /// `-a` named no controller.
+    #[error("no controller given: use -a \"host:port;host:port\"")]
+    NoController,
+    /// The controller knows no leader (no quorum, or an election under way).
+    #[error("{addr}: the controller names no leader")]
+    NoControllerLeader {
+        /// The controller asked.
+        addr: String,
+    },
     /// The NameServer does not list the broker group a write names (Java answers such a write
     /// with 0 topics changed, which reads as success).
     #[error("{addr}: unknown broker group {broker:?}: its cluster list has no such group")]
@@ -109,7 +118,7 @@ pub fn code_name(code: i32) -> &'static str {
         16 => "NO_PERMISSION",
         17 => "TOPIC_NOT_EXIST",
         22 => "QUERY_NOT_FOUND",
-        _ => "ERROR",
+        _ => namesrv_protocol::controller::ControllerResponseCode::from_i32(code).map_or("ERROR", |c| c.name()),
     }
 }
 

@@ -6,12 +6,15 @@
 //! - `fleet`: the `-n` list, its connections (the `namesrv-client` crate: pipelined, signed,
 //!   TLS) and its errors.
 //! - `wire`: request builders and answer bodies.
-//! - `read`, `write`, `wait`: the mqadmin-style subcommands; `backup`: KV export and import;
+//! - `read`, `write`, `wait`: the mqadmin-style subcommands; `controller` with
+//!   `controller_show`: the controller's; `backup`: KV export and import;
 //!   `diff`: fleet drift; `watch` with `http`: the refreshing view.
 #![forbid(unsafe_code)]
 
 mod backup;
 mod cli;
+mod controller;
+mod controller_show;
 mod diff;
 mod fleet;
 mod http;
@@ -115,6 +118,22 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
             backup::import(&ctx, &file, backup::ImportLimits { max_bytes, allow_empty }).await
         }
         Command::Diff(args) => diff::run(&ctx, &args).await,
+        Command::GetControllerMetaData { controllers } => controller::get_metadata(&ctx, &controllers).await,
+        Command::GetSyncStateSet { controllers, broker, cluster } => {
+            controller::get_sync_state_set(&ctx, &controllers, broker.as_deref(), cluster.as_deref()).await
+        }
+        Command::ElectMaster { controllers, cluster, broker, id } => {
+            controller::elect_master(&ctx, &controllers, &cluster, &broker, id).await
+        }
+        Command::CleanBrokerMetadata { controllers, broker, ids, cluster, living } => {
+            let clean =
+                controller::CleanArgs { broker: &broker, ids: ids.as_deref(), cluster: cluster.as_deref(), living };
+            controller::clean_broker_metadata(&ctx, &controllers, clean).await
+        }
+        Command::GetControllerConfig { controllers } => controller::get_config(&ctx, &controllers).await,
+        Command::UpdateControllerConfig { controllers, key, value } => {
+            controller::update_config(&ctx, &controllers, &key, &value).await
+        }
         Command::Watch(args) => watch::run(&ctx, &args).await,
         Command::Wait(args) => wait::run(&ctx, &args).await,
     }

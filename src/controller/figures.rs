@@ -1,0 +1,74 @@
+//! What the controller tells [`crate::metrics::elections`]: how each election ended, how long
+//! a failover took, and each broker group as the serving leader sees it (refreshed every sweep
+//! and after every controller-triggered election; cleared on a peer that does not serve).
+
+use std::time::Instant;
+
+use super::messages::{Cause, Failure, Outcome};
+use super::state::decide::{Answer, LiveView};
+use super::Controller;
+use crate::metrics::elections::GroupFigure;
+use crate::protocol::controller::ControllerResponseCode as Code;
+
+/// The `result` label of an election that ended with `outcome`.
+pub(super) fn election_result(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Ok(Answer::Elected { .. }) => "elected",
+        Ok(_) => "master_kept",
+        Err(Failure::Refused(r)) if matches!(r.code, Code::MasterNotAvailable | Code::ElectMasterFailed) => {
+            "no_candidate"
+        }
+        Err(Failure::Refused(_)) => "refused",
+        Err(_) => "failed",
+    }
+}
+
+/// The `cause` label of an election a request asked for: an administrator's when it designates
+/// a master or speaks for the controller (broker id -1), else the broker's own.
+pub(super) fn request_cause(requester: i64, designate: bool) -> &'static str {
+    if designate || requester == -1 {
+        "admin"
+    } else {
+        "broker"
+    }
+}
+
+impl Controller {
+    /// Counts an election the controller started for `cause` at `since`, ended with `outcome`
+    /// (the failover time too, when a new master was elected and told).
+    pub(super) fn count_election(&self, cause: Cause, since: Instant, outcome: &Outcome) {
+        let figures = &self.metrics.controller.elections;
+        let result = election_result(outcome);
+        figures.election(cause.name(), result);
+        if result == "elected" {
+            figures.failover(cause.name(), since.elapsed().as_secs_f64());
+        }
+    }
+
+    /// Exports whether this peer serves, and every broker group's figures when it does.
+    pub(super) fn publish_groups(&self) {
+        let now = Instant::now();
+        if !self.serving(now) {
+            self.metrics.controller.elections.set_groups(false, &[]);
+            return;
+        }
+        let live = self.live.at(now);
+        let figures: Vec<GroupFigure> = {
+            let applied = self.machine.lock();
+            applied
+                .tables
+                .groups()
+                .map(|(name, g)| {
+                    let alive = |id: i64| live.live(g.cluster(), name, id).is_some();
+                    GroupFigure {
+                        name: name.to_owned(),
+                        alive: g.replicas().keys().filter(|id| alive(**id)).count(),
+                        in_sync: g.sync_set().len(),
+                        has_live_master: g.master().is_some_and(alive),
+                    }
+                })
+                .collect()
+        };
+        self.metrics.controller.elections.set_groups(true, &figures);
+    }
+}
