@@ -18,6 +18,7 @@ pub mod register;
 pub mod route_answer;
 mod route_batch;
 pub mod snapshot;
+pub mod snapshot_build;
 pub mod snapshot_pace;
 pub mod stall;
 pub mod tables;
@@ -42,6 +43,7 @@ use liveness::BrokerRef;
 use messages::CloseConnection;
 use options::RegistryOptions;
 use readiness::Readiness;
+use snapshot_build::SnapshotBuild;
 use snapshot_pace::{wall_ms, SnapshotPace};
 use stall::TickWatch;
 use tables::RouteTables;
@@ -53,6 +55,10 @@ const MAILBOX_CAPACITY: usize = 65_536;
 /// About how many topics' worth of brokers one turn removes for a closed connection (tens of
 /// milliseconds of work); a connection that carried more is finished in the next turns.
 const CLOSE_BUDGET_TOPICS: usize = 50_000;
+
+/// About how many topics one turn copies into a route snapshot being taken; larger tables are
+/// copied over several turns.
+const SNAPSHOT_BUDGET_TOPICS: usize = 100_000;
 
 /// The actor that owns the route tables.
 pub struct RouteRegistry {
@@ -77,6 +83,9 @@ pub struct RouteRegistry {
     snapshots: SnapshotPace,
     /// Closed connections whose brokers are not all removed yet (see [`CLOSE_BUDGET_TOPICS`]).
     closing: VecDeque<ConnId>,
+    /// A route snapshot being taken (see [`SNAPSHOT_BUDGET_TOPICS`]), with the change count it
+    /// started at.
+    building: Option<(SnapshotBuild, u64)>,
     /// Whether route queries are served yet: decided at start, opened for good.
     readiness: Readiness,
     /// When the expiry scan and the snapshot check are next due.
@@ -125,6 +134,7 @@ impl RouteRegistry {
             ticks: TickWatch::new(scan_interval.as_millis() as u64),
             snapshots: SnapshotPace::default(),
             closing: VecDeque::new(),
+            building: None,
         }
     }
 
@@ -143,7 +153,9 @@ impl RouteRegistry {
         if due.scan {
             self.scan();
         }
-        if due.snapshot {
+        if self.building.is_some() {
+            self.continue_snapshot();
+        } else if due.snapshot {
             self.offer_snapshot();
         }
     }
@@ -201,19 +213,42 @@ impl RouteRegistry {
         );
     }
 
-    /// Takes a route snapshot and hands it to the writer thread, when one is due (something
-    /// changed, and the last one is a few seconds old); heartbeats that change nothing cost none.
+    /// Starts a route snapshot when one is due (something changed, and the last one is a few
+    /// seconds old), or hands over the one the busy writer did not take yet; heartbeats that
+    /// change nothing cost none.
     fn offer_snapshot(&mut self) {
         let changes = self.tables.changes();
         let Some(kept) = self.snapshots.due(changes) else {
             return;
         };
+        match kept {
+            Some(snapshot) => {
+                self.snapshots.offer(snapshot, changes);
+            }
+            None => {
+                self.building = Some((self.tables.start_snapshot(wall_ms(), self.now_ms()), changes));
+                self.continue_snapshot();
+            }
+        }
+    }
+
+    /// Copies the next groups into the snapshot being taken, [`SNAPSHOT_BUDGET_TOPICS`] at a
+    /// time, and hands it to the writer thread once it is whole.
+    fn continue_snapshot(&mut self) {
+        let Some((build, _)) = self.building.as_mut() else {
+            return;
+        };
         let begin = Instant::now();
-        let now = self.now_ms();
-        let snapshot = kept.unwrap_or_else(|| self.tables.snapshot(wall_ms(), now));
+        if !self.tables.continue_snapshot(build, SNAPSHOT_BUDGET_TOPICS) {
+            return;
+        }
+        let Some((build, changes)) = self.building.take() else {
+            return;
+        };
+        let snapshot = build.finish();
         let groups = snapshot.groups.len();
         let handed = self.snapshots.offer(snapshot, changes);
-        debug!(groups, handed, elapsed_us = begin.elapsed().as_micros() as u64, "route snapshot taken");
+        debug!(groups, handed, last_step_us = begin.elapsed().as_micros() as u64, "route snapshot taken");
     }
 
     /// Hands decided NOTIFY_MIN_BROKER_ID_CHANGE messages to the notifier and closes the

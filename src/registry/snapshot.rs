@@ -134,60 +134,6 @@ impl Snapshot {
 }
 
 impl RouteTables {
-    /// The snapshot of every live broker, taken at `taken_at_ms` (wall clock) and `now_ms`
-    /// (table clock).
-    pub fn snapshot(&self, taken_at_ms: u64, now_ms: u64) -> Snapshot {
-        let mut members: BTreeMap<&str, Vec<MemberSnapshot>> = BTreeMap::new();
-        for (addr, live) in self.live_entries() {
-            let dv = live.data_version;
-            members.entry(live.broker_name.as_str()).or_default().push(MemberSnapshot {
-                cluster: live.cluster.clone(),
-                broker_id: live.broker_id,
-                addr: addr.to_owned(),
-                ha_server_addr: live.ha_server_addr.clone(),
-                version: live.version,
-                timeout_ms: live.timeout_ms,
-                data_version: (dv.counter, dv.state_version, dv.timestamp),
-                filter_servers: self.filter_servers(&live.cluster, addr).map(<[String]>::to_vec),
-                provisional_silent_ms: live.provisional.then(|| now_ms.saturating_sub(live.last_update_ms)),
-                access_key: live.access_key.clone(),
-            });
-        }
-        let mut mappings: BTreeMap<&str, Vec<MappingSnapshot>> = BTreeMap::new();
-        for (topic, m) in self.mapping_entries() {
-            mappings.entry(m.bname.as_str()).or_default().push(MappingSnapshot {
-                topic: topic.to_owned(),
-                scope: m.scope.clone(),
-                total_queues: m.total_queues,
-                epoch: m.epoch,
-                dirty: m.dirty,
-                curr_id_map: m.curr_id_map.clone(),
-            });
-        }
-        let groups = members
-            .into_iter()
-            .filter_map(|(name, mut members)| {
-                let group = self.group(name)?;
-                members.sort_by_key(|m| m.broker_id);
-                let topics = self
-                    .topic_arcs_of(name)
-                    .filter_map(|t| self.queues(t).and_then(|q| q.get(name)).map(|q| (t.clone(), q.into())))
-                    .collect();
-                let mut mappings = mappings.remove(name).unwrap_or_default();
-                mappings.sort_by(|a, b| a.topic.cmp(&b.topic));
-                Some(GroupSnapshot {
-                    broker_name: name.to_owned(),
-                    zone_name: group.zone_name.clone(),
-                    enable_acting_master: group.enable_acting_master,
-                    topics,
-                    mappings,
-                    members,
-                })
-            })
-            .collect();
-        Snapshot { format: FORMAT, taken_at_ms, groups }
-    }
-
     /// Loads `snapshot` into (empty) tables at `now_ms`: each member is registered as it last
     /// registered, then marked provisional with no connection; one already provisional when the
     /// snapshot was taken keeps only the rest of its timeout. The file is input like the wire:

@@ -88,8 +88,10 @@ fn the_kv_journal_stays_within_a_small_multiple_of_the_store() {
         assert_eq!(put_kv(&mut client, "bulk", &format!("k{}", n % 10), &value(n)).code, SUCCESS);
         largest = largest.max(kv_files_bytes(&dir));
     }
-    // A 2 MB store: its snapshot and backup, and journals of a quarter of it (at least 1 MiB).
-    assert!(largest <= 12 << 20, "the KV files reached {largest} bytes for a 2 MB store");
+    // A 2 MB store: its snapshot, backup and a snapshot being written, a journal merged at a
+    // quarter of it (at least 1 MiB) that waits for a running merge at four times that, and the
+    // journal being merged: at most 3 x 2 MB + 2 x 4 MiB, whatever the merge thread's lag.
+    assert!(largest <= 16 << 20, "the KV files reached {largest} bytes for a 2 MB store");
 }
 
 #[test]

@@ -146,3 +146,23 @@ fn a_snapshot_member_is_checked_as_a_registration_and_keeps_its_access_key_bindi
     assert_eq!(skipped, ["m:1", "s:1"], "b1 has three topics, more than the cap");
     assert_eq!(loaded.provisional, 2);
 }
+
+#[test]
+fn a_snapshot_taken_a_group_at_a_time_equals_one_taken_whole_and_leaves_out_who_left_meanwhile() {
+    let mut t = populated();
+    let whole = t.snapshot(42, 100);
+    let mut build = t.start_snapshot(42, 100);
+    let mut turns = 1;
+    while !t.continue_snapshot(&mut build, 1) {
+        turns += 1;
+    }
+    assert_eq!(turns, 3, "one group a turn with a budget of one topic");
+    assert_eq!(build.finish(), whole);
+
+    let mut build = t.start_snapshot(42, 100);
+    assert!(!t.continue_snapshot(&mut build, 1), "b1 copied");
+    t.connection_closed(ConnId(3));
+    while !t.continue_snapshot(&mut build, 1) {}
+    let names: Vec<String> = build.finish().groups.into_iter().map(|g| g.broker_name).collect();
+    assert_eq!(names, ["b1", "b3"], "b2 closed before its turn");
+}
