@@ -1,6 +1,6 @@
 //! The controller subcommands against a real controller (namesrv's embedded one, one peer, with
 //! test brokers of group `cb` in cluster `c`): metadata, sync states, a designated election,
-//! cleaning a dead broker's metadata, and what a controller without config codes answers.
+//! cleaning a dead broker's metadata, and reading and changing the controller's settings.
 
 mod common;
 
@@ -121,16 +121,25 @@ fn clean_broker_metadata_removes_a_dead_replica_but_not_a_living_one() {
 }
 
 #[test]
-fn config_commands_report_a_controller_that_does_not_serve_them() {
+fn config_commands_read_and_change_each_controllers_settings() {
     let cluster = ControllerCluster::start(1, |_| {});
     cluster.wait_leader(WAIT);
     let addr = cluster.addr(0).to_string();
-    for args in
-        [vec!["getControllerConfig", "-a", &addr], vec!["updateControllerConfig", "-a", &addr, "-k", "k", "-v", "v"]]
-    {
-        let out = nsadmin(&args);
-        assert_eq!(code(&out), 1, "{args:?}");
-        let said = format!("{}{}", stdout(&out), stderr(&out));
-        assert!(said.contains("REQUEST_CODE_NOT_SUPPORTED (3)"), "{args:?}: {said}");
-    }
+    let line = |text: &str, key: &str| text.lines().find(|l| l.starts_with(&format!("{key} "))).map(str::to_owned);
+    let text = expect_exit(&nsadmin(&["getControllerConfig", "-a", &addr]), 0);
+    let shown =
+        line(&text, "notifyBrokerRoleChanged").unwrap_or_else(|| panic!("no notifyBrokerRoleChanged in {text}"));
+    assert!(shown.ends_with("=  true"), "{shown}");
+    assert!(line(&text, "controllerDLegerSelfId").is_some_and(|l| l.ends_with("=  n0")), "{text}");
+    expect_exit(&nsadmin(&["updateControllerConfig", "-a", &addr, "-k", "notifyBrokerRoleChanged", "-v", "false"]), 0);
+    let text = expect_exit(&nsadmin(&["getControllerConfig", "-a", &addr]), 0);
+    assert!(line(&text, "notifyBrokerRoleChanged").is_some_and(|l| l.ends_with("=  false")), "{text}");
+    let refused = nsadmin(&["updateControllerConfig", "-a", &addr, "-k", "configStorePath", "-v", "/tmp/x"]);
+    assert_eq!(code(&refused), 1);
+    let said = format!("{}{}", stdout(&refused), stderr(&refused));
+    assert!(said.contains("NO_PERMISSION (16)"), "{said}");
+    let bad = nsadmin(&["updateControllerConfig", "-a", &addr, "-k", "electMasterMaxRetryCount", "-v", "x"]);
+    assert_eq!(code(&bad), 1);
+    let said = format!("{}{}", stdout(&bad), stderr(&bad));
+    assert!(said.contains("electMasterMaxRetryCount"), "{said}");
 }
