@@ -6,7 +6,7 @@ use namesrv::protocol::RemotingCommand;
 use namesrv::settings::properties;
 use namesrv_testkit::controller::ControllerCluster;
 
-use super::WAIT;
+use super::{master_and_slave, wait_role, WAIT};
 
 const NO_PERMISSION: i32 = 16;
 const SYSTEM_ERROR: i32 = 1;
@@ -70,4 +70,15 @@ fn every_peer_serves_its_own_config_and_refuses_blacklisted_keys_and_bad_values(
     assert_eq!(update(&cluster, leader, "").0, 0, "an empty body changes nothing");
     let bare = cluster.client(leader).call(RemotingCommand::request(1009, None));
     assert_eq!(bare.code, 0, "no body: SUCCESS, as Java");
+}
+
+#[test]
+fn notify_broker_role_changed_turned_off_at_runtime_stops_the_push_but_not_the_failover() {
+    let cluster = ControllerCluster::start(1, |_| {});
+    cluster.wait_leader(WAIT);
+    assert_eq!(update(&cluster, 0, "notifyBrokerRoleChanged=false\n").0, 0);
+    let (mut first, second) = master_and_slave(&cluster);
+    first.kill();
+    wait_role(&second, true);
+    assert!(second.state().notified.is_empty(), "no 1008: {:?}", second.state().notified);
 }
