@@ -9,6 +9,7 @@
 //! flight (`writes`), and elects new masters when a master's connection closes or its
 //! heartbeats stop (`elections`). It needs nothing of the NameServer's registry.
 
+pub mod config;
 mod elections;
 mod figures;
 mod leader;
@@ -192,8 +193,16 @@ impl Controller {
         let _ = self.shared.set(raft.clone());
         leader::watch_metrics(&raft, ctx.address(), self.metrics.clone());
         self.raft = Some(raft);
-        let sweep = self.options.sweep_interval;
-        ctx.run_interval(sweep, |this, _| this.sweep());
+        self.schedule_sweep(ctx);
+    }
+
+    /// The next sweep, one interval from now: the interval is read each time, so that
+    /// UPDATE_CONTROLLER_CONFIG's `scanInactiveMasterInterval` applies from the next sweep on.
+    fn schedule_sweep(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_later(self.options.sweep_interval, |this, ctx| {
+            this.sweep();
+            this.schedule_sweep(ctx);
+        });
     }
 }
 

@@ -40,6 +40,12 @@ pub struct ControllerOptions {
     pub sweep_interval: Duration,
     /// Most brokers the liveness table holds.
     pub max_live_brokers: usize,
+    /// Keys UPDATE_CONTROLLER_CONFIG refuses besides the fixed ones (`configBlackList`).
+    pub config_black_list: String,
+    /// `configStorePath`, as GET_CONTROLLER_CONFIG reports it.
+    pub config_store_path: String,
+    /// `rocketmqHome`, as GET_CONTROLLER_CONFIG reports it.
+    pub rocketmq_home: String,
 }
 
 impl ControllerOptions {
@@ -105,6 +111,16 @@ impl ControllerOptions {
             elect_max_retries: c.controller_elect_master_max_retry_count,
             sweep_interval: ms(c.controller_scan_inactive_master_interval_ms),
             max_live_brokers: c.controller_max_live_brokers,
+            config_black_list: settings.state.config_black_list.clone(),
+            config_store_path: settings.state.config_store_path.clone(),
+            rocketmq_home: match settings.state.rocketmq_home.trim() {
+                // As GET_NAMESRV_CONFIG: the state directory when unset.
+                "" => std::path::Path::new(&settings.state.kv_config_path)
+                    .parent()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default(),
+                home => home.to_owned(),
+            },
         })
     }
 

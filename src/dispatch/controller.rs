@@ -119,10 +119,8 @@ impl Dispatcher {
             Code::RaftAppendEntries | Code::RaftVote | Code::RaftInstallSnapshot => {
                 peer_frame(front, origin, code, req).await
             }
-            Code::UpdateControllerConfig | Code::GetControllerConfig => {
-                let remark = format!(" request type {} not supported", req.code);
-                response(ResponseCode::RequestCodeNotSupported as i32, Some(remark), None)
-            }
+            Code::GetControllerConfig => super::controller_config::get(&front.controller, origin).await,
+            Code::UpdateControllerConfig => super::controller_config::update(&front.controller, origin, req).await,
             _ => Box::pin(state_request(front, conn, code, req)).await,
         })
     }

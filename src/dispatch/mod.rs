@@ -15,6 +15,7 @@ pub mod batch;
 mod broker;
 mod client;
 pub mod controller;
+mod controller_config;
 pub mod route;
 mod store;
 

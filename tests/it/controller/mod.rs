@@ -6,6 +6,7 @@
 mod api;
 mod broker;
 mod cluster;
+mod config;
 mod history;
 mod metrics;
 mod peers;

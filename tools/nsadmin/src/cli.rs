@@ -263,6 +263,20 @@ pub enum Command {
         #[arg(short = 'l', long = "cleanLivingBroker")]
         living: bool,
     },
+    /// Compares what every controller of -a says about the leader (1005) and, with -b or -c,
+    /// each group's master, epochs and in-sync set (1006, served by the leader); exit 2 when
+    /// they disagree or one does not answer.
+    DiffControllers {
+        /// Controller addresses, `host:port;host:port`: every one is asked.
+        #[arg(short = 'a', long = "controllerAddress")]
+        controllers: String,
+        /// The broker group.
+        #[arg(short = 'b', long = "brokerName")]
+        broker: Option<String>,
+        /// Every group of this cluster (its groups read from the NameServers of -n).
+        #[arg(short = 'c', long = "clusterName")]
+        cluster: Option<String>,
+    },
     /// Each controller's configuration (GET_CONTROLLER_CONFIG, 1010).
     GetControllerConfig {
         /// Controller addresses, `host:port;host:port`: every one is asked.

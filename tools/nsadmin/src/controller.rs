@@ -17,16 +17,18 @@ use crate::fleet::{body, success, CmdError, Fleet};
 use crate::output::{print_each, print_writes, Ctx, Exit};
 use crate::wire::{self, ClusterInfo};
 
-const GET_METADATA: i32 = 1005;
+/// CONTROLLER_GET_METADATA_INFO.
+pub(crate) const GET_METADATA: i32 = 1005;
 const ELECT_MASTER: i32 = 1002;
-const GET_SYNC_STATE_DATA: i32 = 1006;
+/// CONTROLLER_GET_SYNC_STATE_DATA.
+pub(crate) const GET_SYNC_STATE_DATA: i32 = 1006;
 const CLEAN_BROKER_DATA: i32 = 1011;
 const UPDATE_CONFIG: i32 = 1009;
 const GET_CONFIG: i32 = 1010;
 
 /// The controllers of `-a` (`host:port;host:port`), reached as the `-n` NameServers are
 /// (timeout, credentials, TLS).
-fn controllers(ctx: &Ctx, list: &str) -> Result<Fleet, CmdError> {
+pub(crate) fn controllers(ctx: &Ctx, list: &str) -> Result<Fleet, CmdError> {
     let addrs = Fleet::new(list, ctx.fleet.timeout, None).map_err(|_| CmdError::NoController)?.addrs;
     Ok(Fleet { addrs, ..ctx.fleet.clone() })
 }
@@ -78,7 +80,7 @@ pub async fn get_sync_state_set(
 }
 
 /// The broker groups of `cluster`, from the first NameServer that answers.
-async fn cluster_groups(ctx: &Ctx, cluster: &str) -> Result<Vec<String>, CmdError> {
+pub(crate) async fn cluster_groups(ctx: &Ctx, cluster: &str) -> Result<Vec<String>, CmdError> {
     let (addr, answer) = ctx.fleet.first(&wire::request(RequestCode::GetBrokerClusterInfo, &[])).await?;
     let info: ClusterInfo = body(&addr, &success(&addr, answer)?)?;
     let names = info

@@ -14,6 +14,7 @@
 mod backup;
 mod cli;
 mod controller;
+mod controller_diff;
 mod controller_show;
 mod diff;
 mod fleet;
@@ -129,6 +130,9 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
             let clean =
                 controller::CleanArgs { broker: &broker, ids: ids.as_deref(), cluster: cluster.as_deref(), living };
             controller::clean_broker_metadata(&ctx, &controllers, clean).await
+        }
+        Command::DiffControllers { controllers, broker, cluster } => {
+            controller_diff::run(&ctx, &controllers, broker.as_deref(), cluster.as_deref()).await
         }
         Command::GetControllerConfig { controllers } => controller::get_config(&ctx, &controllers).await,
         Command::UpdateControllerConfig { controllers, key, value } => {

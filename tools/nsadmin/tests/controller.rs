@@ -1,6 +1,7 @@
 //! The controller subcommands against a real controller (namesrv's embedded one, one peer, with
 //! test brokers of group `cb` in cluster `c`): metadata, sync states, a designated election,
-//! cleaning a dead broker's metadata, and what a controller without config codes answers.
+//! cleaning a dead broker's metadata, reading and changing the controller's settings, and a fleet
+//! diff of the controllers' state.
 
 mod common;
 
@@ -121,16 +122,61 @@ fn clean_broker_metadata_removes_a_dead_replica_but_not_a_living_one() {
 }
 
 #[test]
-fn config_commands_report_a_controller_that_does_not_serve_them() {
+fn config_commands_read_and_change_each_controllers_settings() {
     let cluster = ControllerCluster::start(1, |_| {});
     cluster.wait_leader(WAIT);
     let addr = cluster.addr(0).to_string();
-    for args in
-        [vec!["getControllerConfig", "-a", &addr], vec!["updateControllerConfig", "-a", &addr, "-k", "k", "-v", "v"]]
-    {
-        let out = nsadmin(&args);
-        assert_eq!(code(&out), 1, "{args:?}");
-        let said = format!("{}{}", stdout(&out), stderr(&out));
-        assert!(said.contains("REQUEST_CODE_NOT_SUPPORTED (3)"), "{args:?}: {said}");
+    let line = |text: &str, key: &str| text.lines().find(|l| l.starts_with(&format!("{key} "))).map(str::to_owned);
+    let text = expect_exit(&nsadmin(&["getControllerConfig", "-a", &addr]), 0);
+    let shown =
+        line(&text, "notifyBrokerRoleChanged").unwrap_or_else(|| panic!("no notifyBrokerRoleChanged in {text}"));
+    assert!(shown.ends_with("=  true"), "{shown}");
+    assert!(line(&text, "controllerDLegerSelfId").is_some_and(|l| l.ends_with("=  n0")), "{text}");
+    expect_exit(&nsadmin(&["updateControllerConfig", "-a", &addr, "-k", "notifyBrokerRoleChanged", "-v", "false"]), 0);
+    let text = expect_exit(&nsadmin(&["getControllerConfig", "-a", &addr]), 0);
+    assert!(line(&text, "notifyBrokerRoleChanged").is_some_and(|l| l.ends_with("=  false")), "{text}");
+    let refused = nsadmin(&["updateControllerConfig", "-a", &addr, "-k", "configStorePath", "-v", "/tmp/x"]);
+    assert_eq!(code(&refused), 1);
+    let said = format!("{}{}", stdout(&refused), stderr(&refused));
+    assert!(said.contains("NO_PERMISSION (16)"), "{said}");
+    let bad = nsadmin(&["updateControllerConfig", "-a", &addr, "-k", "electMasterMaxRetryCount", "-v", "x"]);
+    assert_eq!(code(&bad), 1);
+    let said = format!("{}{}", stdout(&bad), stderr(&bad));
+    assert!(said.contains("electMasterMaxRetryCount"), "{said}");
+}
+
+#[test]
+fn diff_controllers_agrees_on_three_peers_and_exits_2_when_they_disagree_or_one_is_down() {
+    let cluster = ControllerCluster::start(3, |_| {});
+    cluster.wait_leader(WAIT);
+    let start = || ControllerBroker::start(BrokerConfig::new("cb", &cluster.controller_addr()));
+    let first = start();
+    assert!(eventually(WAIT, || first.is_master()), "the first broker became master");
+    let second = start();
+    assert!(eventually(WAIT, || second.id().is_some() && second.state().master.is_some()), "the second joined");
+    let all: Vec<String> = (0..3).map(|i| cluster.addr(i).to_string()).collect();
+    let list = all.join(";");
+    let diff = |list: &str| nsadmin(&["diffControllers", "-a", list, "-b", "cb"]);
+    assert!(eventually(WAIT, || code(&diff(&list)) == 0), "the peers agree: {}", stdout(&diff(&list)));
+    assert_eq!(stdout(&diff(&list)), "no drift: 3 controllers answered, 1 served group state\n");
+
+    // Another controller group of one peer, which leads itself and knows no group cb.
+    let other = ControllerCluster::start(1, |_| {});
+    other.wait_leader(WAIT);
+    let mixed = format!("{list};{}", other.addr(0));
+    let out = diff(&mixed);
+    let text = expect_exit(&out, 2);
+    for drift in ["DRIFT serving peers", "DRIFT leader", "DRIFT peers", "DRIFT cb master"] {
+        assert!(text.contains(drift), "{drift} in {text}");
     }
+    assert!(text.contains("(absent)"), "{text}");
+
+    let down = format!("{list};{}", dead_addr());
+    let text = expect_exit(&diff(&down), 2);
+    assert!(text.starts_with("UNREACHABLE "), "{text}");
+    assert!(text.ends_with("no drift: 3 controllers answered, 1 served group state\n"), "{text}");
+    let json = nsadmin(&["diffControllers", "-a", &list, "--json"]);
+    assert_eq!(code(&json), 0);
+    let value: serde_json::Value = serde_json::from_str(stdout(&json).trim()).unwrap();
+    assert_eq!((&value["agree"], &value["serving"]), (&serde_json::json!(true), &serde_json::json!(0)));
 }

@@ -1,0 +1,84 @@
+//! GET_CONTROLLER_CONFIG (1010) and UPDATE_CONTROLLER_CONFIG (1009) over TCP, as Java's
+//! `ControllerRequestProcessor` serves them: every peer answers, leader or not; a change is the
+//! peer's own, never replicated; blacklisted keys are NO_PERMISSION; bad values change nothing.
+
+use namesrv::protocol::RemotingCommand;
+use namesrv::settings::properties;
+use namesrv_testkit::controller::ControllerCluster;
+
+use super::{master_and_slave, wait_role, WAIT};
+
+const NO_PERMISSION: i32 = 16;
+const SYSTEM_ERROR: i32 = 1;
+
+/// Peer `i`'s settings as 1010 answers them.
+fn config(cluster: &ControllerCluster, i: usize) -> Vec<(String, String)> {
+    let answer = cluster.client(i).call(RemotingCommand::request(1010, None));
+    assert_eq!(answer.code, 0, "{:?}", answer.remark);
+    let body = answer.body.expect("a properties body");
+    properties::parse(std::str::from_utf8(&body).unwrap()).unwrap()
+}
+
+fn value(config: &[(String, String)], key: &str) -> String {
+    config.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("no {key}"))
+}
+
+/// 1009 on peer `i` with `body`: (code, remark).
+fn update(cluster: &ControllerCluster, i: usize, body: &str) -> (i32, String) {
+    let answer = cluster.client(i).call(RemotingCommand::request(1009, None).with_body(body.to_owned()));
+    (answer.code, answer.remark.unwrap_or_default())
+}
+
+#[test]
+fn every_peer_serves_its_own_config_and_refuses_blacklisted_keys_and_bad_values() {
+    let cluster = ControllerCluster::start(3, |_| {});
+    let leader = cluster.wait_leader(WAIT);
+    let follower = (0..3).find(|i| *i != leader).unwrap();
+    for i in 0..3 {
+        let c = config(&cluster, i);
+        assert_eq!(value(&c, "controllerDLegerSelfId"), format!("n{i}"));
+        assert_eq!(value(&c, "controllerDLegerGroup"), "g1");
+        assert_eq!(value(&c, "controllerDLegerPeers").split(';').count(), 3);
+        assert_eq!(value(&c, "notifyBrokerRoleChanged"), "true");
+        assert_eq!(value(&c, "enableElectUncleanMaster"), "false");
+        assert!(value(&c, "configBlackList").contains("configStorePath"));
+    }
+
+    let before = config(&cluster, follower);
+    for key in ["configStorePath", "configBlackList", "rocketmqHome"] {
+        let (code, remark) = update(&cluster, follower, &format!("notifyBrokerRoleChanged=false\n{key}=/tmp/x\n"));
+        assert_eq!((code, remark.as_str()), (NO_PERMISSION, "Can not update config in black list."), "{key}");
+    }
+    let (code, remark) = update(&cluster, follower, "notifyBrokerRoleChanged=false\nelectMasterMaxRetryCount=lots\n");
+    assert_eq!(code, SYSTEM_ERROR);
+    assert!(remark.contains("electMasterMaxRetryCount"), "{remark}");
+    let (code, remark) = update(&cluster, follower, "controllerDLegerPeers=n0-127.0.0.1:1\n");
+    assert_eq!(code, SYSTEM_ERROR);
+    assert!(remark.contains("applies only at start"), "{remark}");
+    assert_eq!(config(&cluster, follower), before, "a refused request changes nothing");
+
+    // As Java's Configuration.update, a key no setting has is skipped.
+    let body =
+        "notifyBrokerRoleChanged=false\nenableElectUncleanMaster=true\nscanInactiveMasterInterval=1000\nnoSuchKey=1\n";
+    assert_eq!(update(&cluster, follower, body).0, 0);
+    let after = config(&cluster, follower);
+    assert_eq!(value(&after, "notifyBrokerRoleChanged"), "false");
+    assert_eq!(value(&after, "enableElectUncleanMaster"), "true");
+    assert_eq!(value(&after, "scanInactiveMasterInterval"), "1000");
+    assert!(!after.iter().any(|(k, _)| k == "noSuchKey"));
+    assert_eq!(value(&config(&cluster, leader), "notifyBrokerRoleChanged"), "true", "per peer, not replicated");
+    assert_eq!(update(&cluster, leader, "").0, 0, "an empty body changes nothing");
+    let bare = cluster.client(leader).call(RemotingCommand::request(1009, None));
+    assert_eq!(bare.code, 0, "no body: SUCCESS, as Java");
+}
+
+#[test]
+fn notify_broker_role_changed_turned_off_at_runtime_stops_the_push_but_not_the_failover() {
+    let cluster = ControllerCluster::start(1, |_| {});
+    cluster.wait_leader(WAIT);
+    assert_eq!(update(&cluster, 0, "notifyBrokerRoleChanged=false\n").0, 0);
+    let (mut first, second) = master_and_slave(&cluster);
+    first.kill();
+    wait_role(&second, true);
+    assert!(second.state().notified.is_empty(), "no 1008: {:?}", second.state().notified);
+}
