@@ -7,8 +7,8 @@ use config::{Config, ConfigError, Map, Value};
 use thiserror::Error;
 use tracing::warn;
 
-use super::java::{self, JavaKey};
 use super::overrides::{self, FileValues, RuntimeOverrides};
+use super::screen::screen;
 use super::sources::{env_layer, flags_layer, read_file, Layer, LayerOrigin, Sources};
 use super::{addr, credentials, properties, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
 
@@ -65,7 +65,14 @@ impl Sources {
         let keys = Settings::keys();
         layers.push(env_layer(&self.env_prefix, &keys)?);
         layers.push(flags_layer(&self.overrides));
-        let mut layers = layers.into_iter().map(screen).collect::<Result<Vec<_>, _>>()?;
+        let java_file = |l: &Layer| config_is_properties && matches!(l.origin, LayerOrigin::ConfigFile(_));
+        let mut layers = layers
+            .into_iter()
+            .map(|l| {
+                let properties = java_file(&l);
+                screen(l, properties)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let store_path_set = layers.iter().any(|l| l.sets("config_store_path"));
         let mut settings = merge_layers(&layers)?;
         // As in Java's NamesrvStartup, a properties file given with -c is where runtime updates
@@ -109,24 +116,6 @@ fn follow_remoting_listener(settings: &Settings) -> Result<String, SettingsError
     })
 }
 
-/// Drops (with a warning) Java keys that have no setting here; `enableControllerInNamesrv=true`
-/// becomes `controller_mode = "embedded"`.
-fn screen(mut layer: Layer) -> Result<Layer, SettingsError> {
-    let known = Settings::keys();
-    let mut kept = Vec::with_capacity(layer.values.len());
-    for (key, value) in std::mem::take(&mut layer.values) {
-        let text = value.to_string();
-        match java::classify(&key, &text, known.contains(&canonical_key(&key))) {
-            // Java's enableControllerInNamesrv=true: the controller beside the NameServer.
-            JavaKey::EmbeddedController => kept.push(("controller_mode".to_owned(), "embedded".into())),
-            JavaKey::Ignored => warn!(key = %key, source = %layer.origin, "ignoring Java setting with no meaning here"),
-            JavaKey::NotJava => kept.push((key, value)),
-        }
-    }
-    layer.values = kept;
-    Ok(layer)
-}
-
 /// The runtime-updates file as a layer, when it exists. It holds what UPDATE_NAMESRV_CONFIG may
 /// set: keys that are no settings, and the paths it always refuses (a Java NameServer writes
 /// every key into its store), are ignored with a warning; it is a file we write. An update the
@@ -137,7 +126,7 @@ fn runtime_updates(path: &Path, files: &FileValues) -> Result<Option<Layer>, Set
     }
     let origin = LayerOrigin::RuntimeUpdates(path.into());
     let (mut layer, _) = read_file(path, ConfigFormat::Properties, origin.clone())?;
-    layer = screen(layer)?;
+    layer = screen(layer, true)?;
     let (kept, unknown): (Vec<_>, Vec<_>) = layer.values.into_iter().partition(|(k, _)| overrides::settable(k));
     if !unknown.is_empty() {
         let keys: Vec<&str> = unknown.iter().map(|(k, _)| k.as_str()).collect();
@@ -380,6 +369,17 @@ mod tests {
         let spaces = spaces.unwrap();
         assert_eq!((spaces.listen.listen_port, spaces.routing.enable_topic_list), (9879, false));
         assert_eq!(spaces.state.rocketmq_home, "/x", "properties2Object trims strings too");
+    }
+
+    #[test]
+    fn java_booleans_and_dotted_keys_load_as_java_reads_them() {
+        let text = b"needWaitForService=yes\nenableTopicList=on\nsupportActingMaster=\norderMessageEnable=TRUE\n\
+                     rocketmq.namesrv.domain=x\ncom.rocketmq.remoting.socket.sndbuf.size=65536\nlistenPort=9875\n";
+        let s = load_properties("bools", text).unwrap();
+        let r = &s.routing;
+        assert_eq!((r.need_wait_for_service, r.enable_topic_list, r.support_acting_master), (false, false, false));
+        assert!(r.order_message_enable);
+        assert_eq!(s.listen.listen_port, 9875);
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod keys;
 mod load;
 pub mod overrides;
 pub mod properties;
+mod screen;
 pub mod sources;
 mod update;
 mod validate;
