@@ -25,6 +25,7 @@ pub mod overrides;
 pub mod properties;
 mod screen;
 pub mod sources;
+mod store;
 mod update;
 mod validate;
 
@@ -36,8 +37,9 @@ pub use groups::{
     AclSettings, LimitSettings, ListenSettings, ObserveSettings, RoutingSettings, StateSettings, TlsSettings,
 };
 pub use keys::KEY_ORDER;
-pub use load::{canonical_key, java_name, pruned_store_text, updated_store_text, PersistError};
+pub use load::{canonical_key, java_name};
 pub use sources::{LayerOrigin, Sources};
+pub use store::{pruned_store_text, updated_store_text, PersistError};
 pub use update::{Changed, UpdateError, RUNTIME_KEYS};
 
 /// The defaults file as shipped in this repository (relative to its root). The binary reads

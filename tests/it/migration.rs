@@ -319,3 +319,30 @@ fn runtime_updates_with_a_toml_config_survive_a_restart_below_environment_and_fl
     let resp = all_topic_list(&mut Client::connect(proc.addr()));
     assert_eq!(resp.code, SUCCESS, "the environment is a later layer than runtime updates");
 }
+
+// ---------------------------------------------------------------------------------------------
+// A Java NameServer's store at Java's default path, which is also ours
+
+#[test]
+fn a_java_dump_in_the_default_store_cannot_move_the_listener() {
+    let dir = temp_dir();
+    std::fs::create_dir_all(dir.join("namesrv")).unwrap();
+    let java_store = "bindAddress=0.0.0.0\nlistenPort=0\nserverWorkerThreads=8\n\
+                      configStorePath=/root/namesrv/namesrv.properties\nenableAllTopicList=false\n";
+    let store = write(&dir.join("namesrv"), "namesrv.properties", java_store);
+    let file = write(&dir, "namesrv.toml", "bind_address = \"127.0.0.1\"\nlisten_port = 0\n");
+    let mut cmd = namesrv_command(&dir);
+    cmd.env_remove("NAMESRV_CONFIG_STORE_PATH").env("HOME", &dir).arg("-c").arg(&file);
+    let mut proc = Proc::spawn(cmd);
+    let addr = proc.addr();
+    assert!(addr.ip().is_loopback(), "the TOML's bind_address holds, not the Java store's: {addr}");
+    let resp = all_topic_list(&mut Client::connect(addr));
+    assert_eq!(resp.remark.as_deref(), Some("disable"), "the store's runtime key still applies");
+    let stderr = proc.stderr();
+    let store = store.display().to_string();
+    let warned = stderr.lines().find(|l| l.contains("cannot set") && l.contains(&store)).unwrap_or_default();
+    for key in ["listenPort", "bindAddress", "configStorePath", "serverWorkerThreads"] {
+        assert!(warned.contains(&format!("\"{key}\"")), "{key} named:\n{stderr}");
+    }
+    assert!(stderr.contains("written by a Java NameServer"), "{stderr}");
+}
