@@ -5,10 +5,9 @@ use std::path::Path;
 
 use config::{Config, ConfigError, Map, Value};
 
-use super::overrides;
 use super::screen::screen;
 use super::sources::{env_layer, flags_layer, read_file, Layer, LayerOrigin, Sources};
-use super::store::runtime_updates;
+use super::store::drop_own_store_key;
 use super::{addr, credentials, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
 
 impl Settings {
@@ -72,24 +71,16 @@ impl Sources {
                 screen(l, properties)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let store_path_set = layers.iter().any(|l| l.sets("config_store_path"));
+        // As in Java's NamesrvStartup, a properties file given with -c is the config store
+        // (`setConfigStorePath(file)`), whatever its own configStorePath says.
+        let java_conf = self.config_file.as_deref().filter(|_| config_is_properties);
+        if let Some(path) = java_conf {
+            drop_own_store_key(&mut layers[after_files - 1], path);
+        }
         let mut settings = merge_layers(&layers)?;
-        // As in Java's NamesrvStartup, a properties file given with -c is where runtime updates
-        // are persisted (rewritten in place), so it is its own runtime-updates layer.
-        match self.config_file.as_ref().filter(|_| config_is_properties && !store_path_set) {
-            Some(path) => settings.state.config_store_path = path.display().to_string(),
-            None => {
-                let store = Path::new(&settings.state.config_store_path);
-                if self.config_file.as_deref() == Some(store) {
-                    let reason = "names the TOML -c file, but runtime updates are written as Java properties";
-                    return Err(SettingsError::Invalid { key: "config_store_path", reason: reason.into() });
-                }
-                let files = overrides::file_values(&layers[..after_files]);
-                if let Some(updates) = runtime_updates(store, &files, &settings.state.config_black_list)? {
-                    layers.insert(after_files, updates);
-                    settings = merge_layers(&layers)?;
-                }
-            }
+        if let Some(updates) = self.store_layer(&mut settings, &layers, after_files, java_conf)? {
+            layers.insert(after_files, updates);
+            settings = merge_layers(&layers)?;
         }
         if !layers.iter().any(|l| l.sets("http_listen")) {
             settings.observe.http_listen = follow_remoting_listener(&settings)?;
@@ -313,6 +304,6 @@ mod tests {
         let dir = dir("same");
         let file = dir.join("namesrv.toml").display().to_string();
         let err = sources(&dir, "", &[("config_store_path", &file)]).load().unwrap_err().to_string();
-        assert!(err.contains("config_store_path") && err.contains("TOML -c file"), "{err}");
+        assert!(err.contains("config_store_path") && err.contains("which is TOML"), "{err}");
     }
 }
