@@ -43,6 +43,9 @@ struct Cli {
     /// Load and check everything (settings, listen and HTTP addresses free, state directory, KV file), then exit 0 or 1.
     #[arg(long)]
     check_config: bool,
+    /// With --check-config: resolve the listen and HTTP addresses without binding them.
+    #[arg(long, requires = "check_config")]
+    no_bind: bool,
     /// Write the whole KV store (kvConfig.json with its journal folded in) to FILE (`-`: stdout)
     /// as Java's kvConfig.json, then exit. Safe while a server runs on the same state directory.
     #[arg(long, value_name = "FILE")]
@@ -131,7 +134,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if cli.check_config {
-        return check_config(&settings, &sources);
+        return check_config(&settings, &sources, !cli.no_bind);
     }
     if let Some(out) = &cli.export_kv {
         return export_kv(&settings, out);
@@ -198,12 +201,12 @@ fn reload_log_filter(sources: &Sources, handle: &FilterHandle) {
 
 /// `--check-config`: exit 0 when everything start-up checks passes, 1 otherwise; it also says
 /// which keys runtime updates still set over the config files.
-fn check_config(settings: &Settings, sources: &Sources) -> ExitCode {
+fn check_config(settings: &Settings, sources: &Sources, bind: bool) -> ExitCode {
     let overrides = match sources.runtime_overrides(settings) {
         Ok(found) => found.map(|o| o.describe()).unwrap_or_default(),
         Err(e) => vec![format!("runtime updates: {e}")],
     };
-    match preflight::check(settings) {
+    match preflight::check(settings, bind) {
         Ok(report) => {
             for line in report.into_iter().chain(overrides) {
                 println!("{line}");

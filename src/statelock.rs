@@ -97,6 +97,21 @@ impl StateLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The pid of the namesrv holding the lock of the directory `state_file` lives in (`unknown`
+    /// when its lock file names none), or `None` when no process holds it (or the directory
+    /// does not exist). A probe: the lock is taken and released at once, no pid is written.
+    pub fn holder(state_file: &Path) -> Option<String> {
+        let dir = state_file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir_file = std::fs::canonicalize(dir)
+            .and_then(|canonical| OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(canonical))
+            .ok()?;
+        if try_lock(&dir_file).unwrap_or(true) {
+            return None;
+        }
+        let pid = open_lock_file(&dir.join(LOCK_FILE), false).ok().and_then(|mut f| read_pid(&mut f));
+        Some(pid.unwrap_or_else(|| "unknown".to_owned()))
+    }
 }
 
 /// Takes an exclusive `flock` on `file` without waiting: false when another holds it.
@@ -154,8 +169,10 @@ mod tests {
             Err(StateLockError::Held { holder, .. }) => assert_eq!(holder, std::process::id().to_string()),
             other => panic!("expected Held, got {other:?}"),
         }
+        assert_eq!(StateLock::holder(&state), Some(std::process::id().to_string()), "the probe names the holder");
         drop(first);
-        assert!(StateLock::acquire(&state).is_ok(), "free once the holder is gone");
+        assert_eq!(StateLock::holder(&state), None, "and nobody once it is gone");
+        assert!(StateLock::acquire(&state).is_ok(), "free once the holder is gone, the probe holding nothing");
     }
 
     #[test]
