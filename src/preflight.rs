@@ -14,6 +14,7 @@ use thiserror::Error;
 use crate::acl::accounts::{Accounts, AccountsError};
 use crate::kv::{self, KvError};
 use crate::listen;
+use crate::observe;
 use crate::settings::{Settings, TlsMode};
 use crate::statelock::StateLock;
 use crate::tls::{server_config, TlsError, TlsFiles};
@@ -63,6 +64,7 @@ pub fn check(settings: &Settings, bind: bool) -> Result<Vec<String>, PreflightEr
             writable_dir(Path::new(file)).map_err(|(dir, error)| PreflightError::NotWritable { key, dir, error })?;
         report.push(format!("{key} {file}: directory {} writable", dir.display()));
     }
+    report.extend(open_http(settings));
     let table = kv::load(Path::new(&settings.state.kv_config_path), settings.limits.kv_max_store_bytes)?;
     report.push(format!("kv config {}: {} namespaces", settings.state.kv_config_path, table.len()));
     if settings.acl.acl_enabled {
@@ -135,4 +137,14 @@ fn writable_dir(file: &Path) -> Result<PathBuf, (PathBuf, io::Error)> {
         .and_then(|()| OpenOptions::new().write(true).create_new(true).open(&probe))
         .and_then(|_| std::fs::remove_file(&probe));
     result.map(|()| dir.clone()).map_err(|e| (dir, e))
+}
+
+/// `--check-config`'s line for [`observe::open_http_warning`], for each address `http_listen`
+/// resolves to.
+fn open_http(settings: &Settings) -> Option<String> {
+    use std::net::ToSocketAddrs;
+    let http = settings.observe.http_listen.trim();
+    let addrs = http.to_socket_addrs().ok()?;
+    let warning = addrs.into_iter().find_map(|a| observe::open_http_warning(settings, a.ip()))?;
+    Some(format!("warning: http endpoint {http}: {warning} (readable: {})", observe::READABLE_WITHOUT_CREDENTIALS))
 }
