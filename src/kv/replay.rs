@@ -24,6 +24,14 @@ struct SnapshotIn {
     config_table: BTreeMap<String, BTreeMap<String, Box<RawValue>>>,
 }
 
+/// Java's `KVConfigSerializeWrapper` with every value a string, as written.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StringSnapshotIn {
+    #[serde(default)]
+    config_table: KvTable,
+}
+
 /// A snapshot value as Java's `KVConfigManager.load` (fastjson 1.2.83, whose `StringCodec`
 /// coerces into the `String` of `HashMap<String, String>`) reads it: a string as it is, a number
 /// with its digits as written (`1.50` stays `1.50`, as `BigDecimal.toString`), `true`/`false`
@@ -116,6 +124,10 @@ pub(super) fn read_snapshot(path: &Path, max_read: u64) -> Result<(KvTable, usiz
     let Some(bytes) = read(path, max_read)? else { return Ok((KvTable::new(), 0)) };
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok((KvTable::new(), 0));
+    }
+    // Every value a string (what this server and Java write): read straight into the table.
+    if let Ok(file) = serde_json::from_slice::<StringSnapshotIn>(&bytes) {
+        return Ok((file.config_table, 0));
     }
     let corrupt = |error| KvError::Corrupt { path: path.into(), error };
     let file: SnapshotIn = serde_json::from_slice(&bytes).map_err(corrupt)?;
