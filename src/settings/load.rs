@@ -6,7 +6,7 @@ use std::path::Path;
 use config::{Config, ConfigError, Map, Value};
 
 use super::screen::screen;
-use super::sources::{env_layer, flags_layer, read_file, Layer, LayerOrigin, Sources};
+use super::sources::{closest, env_layer, flags_layer, read_file, Layer, LayerOrigin, Sources};
 use super::store::drop_own_store_key;
 use super::{addr, credentials, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
 
@@ -161,12 +161,13 @@ pub(super) fn merge(base: &Settings, layers: Vec<Map<String, Value>>) -> Result<
     from_config(builder.build()?)
 }
 
-/// The settings in `config`, group by group; a key no group has stops it, named as serde's
-/// `deny_unknown_fields` would (flattened groups cannot deny unknown keys themselves).
+/// The settings in `config`, group by group; a key no group has stops it, named with the setting
+/// it most likely meant (flattened groups cannot deny unknown keys themselves).
 fn from_config(config: Config) -> Result<Settings, SettingsError> {
     let mut keys = config.clone().try_deserialize::<Map<String, Value>>()?.into_keys();
     if let Some(key) = keys.find(|key| !KEY_ORDER.contains(&key.as_str())) {
-        return Err(<ConfigError as serde::de::Error>::unknown_field(&key, &KEY_ORDER).into());
+        let suggestion = closest(&key, &Settings::keys()).map(str::to_owned);
+        return Err(SettingsError::UnknownKey { key, suggestion });
     }
     Ok(Settings {
         listen: config.clone().try_deserialize()?,

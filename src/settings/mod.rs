@@ -180,6 +180,12 @@ pub enum SettingsError {
     /// A value out of range, with the key (or variable) as the operator spelled it.
     #[error("{origin}: {spelled}: {error}")]
     Spelled { origin: LayerOrigin, spelled: String, error: Box<SettingsError> },
+    /// A key in a file or flag that names no setting, with the setting it most likely meant.
+    #[error("unknown key {key}{}", match suggestion {
+        Some(s) => format!(" (did you mean {s}?)"),
+        None => " (namesrv -p lists every key; docs/configuration.md describes them)".to_owned(),
+    })]
+    UnknownKey { key: String, suggestion: Option<String> },
     /// `NAMESRV_*` variables that name no setting: a typo must not start the server on defaults.
     #[error("{}", sources::describe_unknown(.0))]
     UnknownVariables(Vec<sources::UnknownVariable>),

@@ -233,7 +233,7 @@ pub fn is_kubernetes_service_link(rest: &str, value: &str) -> bool {
 
 /// The setting closest to a mistyped `rest` (our spelling or Java's, case and underscores
 /// ignored), when it is close enough to be the one meant.
-fn closest<'a>(rest: &str, keys: &'a [String]) -> Option<&'a str> {
+pub(super) fn closest<'a>(rest: &str, keys: &'a [String]) -> Option<&'a str> {
     let fold = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<Vec<_>>();
     let typed = fold(rest);
     if typed.is_empty() || typed.len() > 64 {

@@ -48,7 +48,8 @@ fn unknown_config_key_fails_start_up_naming_the_key() {
     std::fs::write(&file, "listenPort = 9999\nscan_intervall_ms = 1\n").unwrap();
     let out = namesrv().arg("-c").arg(&file).arg("-p").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("scan_intervall_ms"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown key scan_intervall_ms (did you mean scan_interval_ms?)"), "{stderr}");
 }
 
 #[test]
