@@ -86,8 +86,39 @@ impl Sources {
             settings.observe.http_listen = follow_remoting_listener(&settings)?;
         }
         settings.expand_credentials(std::env::var(credentials::VARIABLE).ok().as_deref())?;
+        resolve_relative_paths(&mut settings, &layers);
         settings.validate().map_err(|error| blame(&layers, error))?;
         Ok(settings)
+    }
+}
+
+/// Makes the relative file paths absolute, so that they do not depend on the directory namesrv
+/// was started in (`/` under systemd): a path from a config file (the defaults file or `-c`) is
+/// relative to that file's directory, one from the environment or a flag to the working
+/// directory. (Java resolves them against its working directory; a Java file's relative paths
+/// are rare, and this is what a file moved with its state expects.) Empty values stay empty.
+fn resolve_relative_paths(settings: &mut Settings, layers: &[Layer]) {
+    let s = settings;
+    let paths = [
+        ("kv_config_path", &mut s.state.kv_config_path),
+        ("config_store_path", &mut s.state.config_store_path),
+        ("acl_accounts_file", &mut s.acl.acl_accounts_file),
+        ("tls_cert_file", &mut s.tls.tls_cert_file),
+        ("tls_key_file", &mut s.tls.tls_key_file),
+        ("tls_client_ca_file", &mut s.tls.tls_client_ca_file),
+    ];
+    for (key, value) in paths {
+        let relative = !value.trim().is_empty() && Path::new(value.as_str()).is_relative();
+        let Some(layer) = layers.iter().rev().find(|l| l.sets(key)).filter(|_| relative) else { continue };
+        let base = match &layer.origin {
+            LayerOrigin::DefaultsFile(file) | LayerOrigin::ConfigFile(file) => {
+                std::path::absolute(file).ok().and_then(|f| f.parent().map(Path::to_owned))
+            }
+            _ => std::env::current_dir().ok(),
+        };
+        if let Some(base) = base {
+            *value = base.join(value.as_str()).display().to_string();
+        }
     }
 }
 

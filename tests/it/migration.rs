@@ -346,3 +346,22 @@ fn a_java_dump_in_the_default_store_cannot_move_the_listener() {
     }
     assert!(stderr.contains("written by a Java NameServer"), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Relative paths
+
+#[test]
+fn relative_paths_in_a_config_file_are_relative_to_the_file_and_flags_to_the_working_directory() {
+    let dir = temp_dir();
+    let file = write(&dir, "ns.toml", "kv_config_path = \"state/kv.json\"\ntls_cert_file = \"/abs/cert.pem\"\n");
+    let mut cmd = namesrv_command(&dir);
+    cmd.env_remove("NAMESRV_KV_CONFIG_PATH").arg("-c").arg(&file).args(["--set", "acl_accounts_file=acc.json", "-p"]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert!(status.success(), "exit {status}; stderr:\n{stderr}");
+    let kv = format!("kv_config_path = \"{}\"", dir.join("state/kv.json").display());
+    assert!(line_is(&stdout, &kv), "{kv} in\n{stdout}");
+    let cwd = Path::new(env!("CARGO_MANIFEST_DIR")).join("acc.json");
+    assert!(line_is(&stdout, &format!("acl_accounts_file = \"{}\"", cwd.display())), "{stdout}");
+    assert!(line_is(&stdout, "tls_cert_file = \"/abs/cert.pem\""), "absolute paths stay:\n{stdout}");
+    assert!(line_is(&stdout, "tls_client_ca_file = \"\""), "empty stays empty:\n{stdout}");
+}
