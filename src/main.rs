@@ -16,6 +16,7 @@ use tracing_subscriber::{reload, EnvFilter, Registry};
 use namesrv::settings::addr::{split_host_port, AddrError};
 use namesrv::settings::sources::{DEFAULTS_FILE_NAME, DEFAULT_CONFIG_DIR, ENV_PREFIX};
 use namesrv::settings::{ConfigFormat, LogFormat, PrintFormat, Settings, SettingsError, Sources};
+use namesrv::statelock::{StateLock, StateLockError, StoreLock};
 use namesrv::{preflight, server};
 
 /// A wire-compatible Apache RocketMQ NameServer.
@@ -243,7 +244,7 @@ fn export_kv(settings: &Settings, out: &std::path::Path) -> ExitCode {
 /// Serves until Ctrl-C or SIGTERM; SIGHUP reloads.
 fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCode {
     // Held until the process ends: a second server on this state directory stops here.
-    let lock = match namesrv::statelock::StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
+    let lock = match StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
         Ok(lock) => lock,
         Err(e) => {
             error!(error = %e, "cannot start");
@@ -251,6 +252,23 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
         }
     };
     info!(lock_file = %lock.path().display(), "state directory locked");
+    // The config store may live outside the state directory (a Java -c file is its own store):
+    // a second server on it stops here too. A lock that cannot be written (a store in a
+    // read-only directory) only warns: updates to it would fail anyway, and say so.
+    let store_lock = match StoreLock::acquire(std::path::Path::new(&settings.state.config_store_path)) {
+        Ok(lock) => Some(lock),
+        Err(e @ StateLockError::StoreHeld { .. }) => {
+            error!(error = %e, "cannot start");
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            warn!(error = %e, "config store not locked: a second namesrv on it would not be stopped");
+            None
+        }
+    };
+    if let Some(lock) = &store_lock {
+        info!(lock_file = %lock.path().display(), "config store locked");
+    }
     sweep_temp_files(&settings);
     let system = actix::System::new();
     let result = system.block_on(async move {
@@ -260,6 +278,7 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
         let reload = server::Reload { sources, requests };
         server::load_bind_serve(settings, shutdown_signal(), Some(reload)).await
     });
+    drop(store_lock);
     drop(lock);
     match result {
         Ok(()) => ExitCode::SUCCESS,

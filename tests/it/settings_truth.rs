@@ -104,3 +104,25 @@ fn check_config_passes_beside_the_running_server_that_holds_its_state() {
     let (status, stdout, stderr) = run_to_exit(cmd);
     assert!(status.success() && stdout.contains("not bound (--no-bind)"), "stdout:\n{stdout}\nstderr:\n{stderr}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The state lock covers config_store_path
+
+#[test]
+fn two_servers_on_one_config_store_are_refused_whatever_their_kv_paths() {
+    let (first_dir, second_dir) = (temp_dir(), temp_dir());
+    let store = first_dir.join("shared.properties");
+    let mut cmd = namesrv_command(&first_dir);
+    cmd.env("NAMESRV_CONFIG_STORE_PATH", &store).args(["--listen", "127.0.0.1:0"]);
+    let mut first = Proc::spawn(cmd);
+    first.addr();
+
+    let mut cmd = namesrv_command(&second_dir);
+    cmd.env("NAMESRV_CONFIG_STORE_PATH", &store).args(["--listen", "127.0.0.1:0"]);
+    let (status, _, stderr) = run_to_exit(cmd);
+    assert_eq!(status.code(), Some(1), "stderr:\n{stderr}");
+    let named = format!("config_store_path {} is in use by another namesrv (pid {}", store.display(), first.pid());
+    assert!(stderr.contains(&named), "{named} in\n{stderr}");
+    assert!(stderr.contains("its own kv_config_path and config_store_path"), "{stderr}");
+    assert!(!stderr.contains("listening"), "it never served:\n{stderr}");
+}
