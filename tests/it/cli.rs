@@ -97,6 +97,15 @@ fn every_shipped_config_file_loads() {
 }
 
 #[test]
+fn the_shipped_manifests_wait_for_the_brokers_on_a_cold_start() {
+    let out = namesrv().args(["-c", "deploy/kubernetes/namesrv.toml", "-p"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().any(|l| l == "need_wait_for_service = true"), "{stdout}");
+    let unit = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/systemd/namesrv.service")).unwrap();
+    assert!(unit.lines().any(|l| l == "Environment=NAMESRV_NEED_WAIT_FOR_SERVICE=true"), "{unit}");
+}
+
+#[test]
 fn a_bad_environment_value_names_the_variable() {
     let out = namesrv().arg("-p").env("NAMESRV_LISTEN_PORT", "abc").output().unwrap();
     assert_eq!(out.status.code(), Some(2), "a settings error");
