@@ -140,8 +140,34 @@ fn main() -> ExitCode {
     if let Some(out) = &cli.export_kv {
         return export_kv(&settings, out);
     }
-    info!(settings = ?settings, commit = namesrv::metrics::build::COMMIT, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
+    log_start(&settings, &sources);
     run(settings, sources, log_filter)
+}
+
+/// The start line: what an operator checks first, as fields (not a dump of every setting, which
+/// goes to DEBUG as the `-p` lines).
+fn log_start(settings: &Settings, sources: &Sources) {
+    let (listen, routing, state) = (&settings.listen, &settings.routing, &settings.state);
+    let config_file = sources.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    info!(
+        version = env!("CARGO_PKG_VERSION"),
+        commit = namesrv::metrics::build::COMMIT,
+        listen = %format!("{}:{}", listen.bind_address, listen.listen_port),
+        http_listen = %settings.observe.http_listen,
+        config_file = %config_file,
+        config_format = %sources.config_format,
+        kv_config_path = %state.kv_config_path,
+        config_store_path = %state.config_store_path,
+        warm_restart = routing.warm_restart,
+        need_wait_for_service = routing.need_wait_for_service,
+        broker_timeout_ms = routing.broker_timeout_ms,
+        acl_enabled = settings.acl.acl_enabled,
+        acl_protect = %settings.acl.acl_protect,
+        tls_mode = %settings.tls.tls_mode,
+        io_threads = listen.io_threads,
+        "starting namesrv"
+    );
+    tracing::debug!(settings = %settings.to_toml_lines(), "effective settings");
 }
 
 /// The handle SIGHUP changes the log filter through.
