@@ -101,9 +101,10 @@ pub fn config_view(settings: &Settings) -> Vec<(String, String)> {
         "" => Path::new(&settings.state.kv_config_path).parent().map(|d| d.display().to_string()).unwrap_or_default(),
         home => home.to_owned(),
     };
+    let embedded = settings.controller.controller_mode == crate::settings::ControllerMode::Embedded;
     let java = [
         ("serverWorkerThreads", threads.clone()),
-        ("serverSelectorThreads", threads),
+        ("serverSelectorThreads", threads.clone()),
         // Replies are written by the connection threads; there is no callback executor.
         ("serverCallbackExecutorThreads", "0".into()),
         // Java's defaults: its semaphores bound outbound requests, and this server sends only the
@@ -120,6 +121,21 @@ pub fn config_view(settings: &Settings) -> Vec<(String, String)> {
         ("clusterTest", "false".into()),
         ("productEnvName", "center".into()),
         ("rocketmqHome", home),
+        // Route queries and every other request run on the connection threads: both of Java's
+        // request pools are those threads here.
+        ("clientRequestThreadPoolNums", threads.clone()),
+        ("defaultThreadPoolNums", threads.clone()),
+        // Java's defaults: there are no such queues here (requests wait in their connection).
+        ("clientRequestThreadPoolQueueCapacity", "50000".into()),
+        ("defaultThreadPoolQueueCapacity", "10000".into()),
+        // Java's default; unregisters are applied before the reply, not queued.
+        ("unRegisterBrokerQueueCapacity", "3000".into()),
+        // Java's key for controller_mode = "embedded" (the controller beside the NameServer).
+        ("enableControllerInNamesrv", embedded.to_string()),
+        ("serverNettyWorkerGroupEnable", "true".into()),
+        // SIGTERM always drains the connections, for at most DRAIN_TIMEOUT.
+        ("enableShutdownGracefully", "true".into()),
+        ("shutdownWaitTimeSeconds", crate::listen::DRAIN_TIMEOUT.as_secs().to_string()),
     ];
     let mut view = settings.java_view();
     view.retain(|(key, _)| !java.iter().any(|(k, _)| k == key));

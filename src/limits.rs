@@ -1,16 +1,11 @@
-//! Limits on what a peer can make the server store: names, topic names and KV entries. A
+//! Limits on what a peer can make the server store: names and KV entries (topic names are
+//! bounded only by the frame, body and topic-count limits, as Java validates none on its paths). A
 //! request over a limit is refused with SYSTEM_ERROR and a remark saying which limit.
 
 use thiserror::Error;
 
 /// Longest broker, cluster, address, zone, KV namespace or KV key.
 pub const MAX_NAME_BYTES: usize = 255;
-
-/// Longest topic name (Java's `TopicValidator.TOPIC_MAX_LENGTH`).
-pub const MAX_TOPIC_CHARS: usize = 127;
-
-/// Longest retry or dead-letter topic name (`%RETRY%` / `%DLQ%` plus a group of up to 255).
-pub const MAX_SYSTEM_TOPIC_CHARS: usize = 255;
 
 /// A value over one of the limits.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -21,9 +16,6 @@ pub enum LimitError {
     /// A name with a control character.
     #[error("{field} contains a control character")]
     ControlCharacter { field: &'static str },
-    /// A topic name Java's `TopicValidator` refuses.
-    #[error("invalid topic name {name:?}: at most {MAX_TOPIC_CHARS} characters of [%|a-zA-Z0-9_-]")]
-    InvalidTopic { name: String },
     /// A KV value over `kv_max_value_bytes`.
     #[error("kv value too large: {len} bytes, max {max}")]
     ValueTooLarge { len: usize, max: usize },
@@ -40,39 +32,9 @@ pub fn check_name(field: &'static str, value: &str) -> Result<(), LimitError> {
     Ok(())
 }
 
-/// Whether Java's `TopicValidator` accepts `name`: `^[%|a-zA-Z0-9_-]+$`, at most 127
-/// characters, or 255 for retry and dead-letter topics.
-pub fn valid_topic(name: &str) -> bool {
-    let max =
-        if name.starts_with("%RETRY%") || name.starts_with("%DLQ%") { MAX_SYSTEM_TOPIC_CHARS } else { MAX_TOPIC_CHARS };
-    !name.is_empty()
-        && name.len() <= max
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'%' | b'|' | b'_' | b'-'))
-}
-
-/// Checks a topic a peer asks the server to keep.
-pub fn check_topic(name: &str) -> Result<(), LimitError> {
-    if valid_topic(name) {
-        Ok(())
-    } else {
-        Err(LimitError::InvalidTopic { name: name.chars().take(64).collect() })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn topic_names_follow_javas_validator() {
-        for ok in ["TopicTest", "%RETRY%group-1", "a|b", "rmq_sys_SYNC_BROKER_MEMBER_b", &"t".repeat(127)] {
-            assert!(valid_topic(ok), "{ok}");
-        }
-        for bad in ["", "a.b", "a b", "tópico", &"t".repeat(128), "x\n"] {
-            assert!(!valid_topic(bad), "{bad:?}");
-        }
-        assert!(valid_topic(&format!("%DLQ%{}", "g".repeat(250))));
-    }
 
     #[test]
     fn names_are_bounded_and_printable() {

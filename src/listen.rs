@@ -17,6 +17,10 @@ use crate::settings::addr::{resolve, split_host_port};
 /// Listen backlog, as Java's `serverSocketBacklog` (GET_NAMESRV_CONFIG reports it).
 pub const BACKLOG: i32 = 1024;
 
+/// How long shutdown waits for connections to answer what they have in flight: Java's
+/// `shutdownWaitTimeSeconds` here (GET_NAMESRV_CONFIG reports it).
+pub const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A non-blocking listener on `addr`; `::` is dual-stack where the OS allows it.
 pub fn bind_std(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;

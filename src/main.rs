@@ -16,6 +16,7 @@ use tracing_subscriber::{reload, EnvFilter, Registry};
 use namesrv::settings::addr::{split_host_port, AddrError};
 use namesrv::settings::sources::{DEFAULTS_FILE_NAME, DEFAULT_CONFIG_DIR, ENV_PREFIX};
 use namesrv::settings::{ConfigFormat, LogFormat, PrintFormat, Settings, SettingsError, Sources};
+use namesrv::statelock::{StateLock, StateLockError, StoreLock};
 use namesrv::{preflight, server};
 
 /// A wire-compatible Apache RocketMQ NameServer.
@@ -43,6 +44,9 @@ struct Cli {
     /// Load and check everything (settings, listen and HTTP addresses free, state directory, KV file), then exit 0 or 1.
     #[arg(long)]
     check_config: bool,
+    /// With --check-config: resolve the listen and HTTP addresses without binding them.
+    #[arg(long, requires = "check_config")]
+    no_bind: bool,
     /// Write the whole KV store (kvConfig.json with its journal folded in) to FILE (`-`: stdout)
     /// as Java's kvConfig.json, then exit. Safe while a server runs on the same state directory.
     #[arg(long, value_name = "FILE")]
@@ -131,13 +135,39 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if cli.check_config {
-        return check_config(&settings, &sources);
+        return check_config(&settings, &sources, !cli.no_bind);
     }
     if let Some(out) = &cli.export_kv {
         return export_kv(&settings, out);
     }
-    info!(settings = ?settings, commit = namesrv::metrics::build::COMMIT, "starting namesrv {}", env!("CARGO_PKG_VERSION"));
+    log_start(&settings, &sources);
     run(settings, sources, log_filter)
+}
+
+/// The start line: what an operator checks first, as fields (not a dump of every setting, which
+/// goes to DEBUG as the `-p` lines).
+fn log_start(settings: &Settings, sources: &Sources) {
+    let (listen, routing, state) = (&settings.listen, &settings.routing, &settings.state);
+    let config_file = sources.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    info!(
+        version = env!("CARGO_PKG_VERSION"),
+        commit = namesrv::metrics::build::COMMIT,
+        listen = %format!("{}:{}", listen.bind_address, listen.listen_port),
+        http_listen = %settings.observe.http_listen,
+        config_file = %config_file,
+        config_format = %sources.config_format,
+        kv_config_path = %state.kv_config_path,
+        config_store_path = %state.config_store_path,
+        warm_restart = routing.warm_restart,
+        need_wait_for_service = routing.need_wait_for_service,
+        broker_timeout_ms = routing.broker_timeout_ms,
+        acl_enabled = settings.acl.acl_enabled,
+        acl_protect = %settings.acl.acl_protect,
+        tls_mode = %settings.tls.tls_mode,
+        io_threads = listen.io_threads,
+        "starting namesrv"
+    );
+    tracing::debug!(settings = %settings.to_toml_lines(), "effective settings");
 }
 
 /// The handle SIGHUP changes the log filter through.
@@ -198,12 +228,12 @@ fn reload_log_filter(sources: &Sources, handle: &FilterHandle) {
 
 /// `--check-config`: exit 0 when everything start-up checks passes, 1 otherwise; it also says
 /// which keys runtime updates still set over the config files.
-fn check_config(settings: &Settings, sources: &Sources) -> ExitCode {
+fn check_config(settings: &Settings, sources: &Sources, bind: bool) -> ExitCode {
     let overrides = match sources.runtime_overrides(settings) {
         Ok(found) => found.map(|o| o.describe()).unwrap_or_default(),
         Err(e) => vec![format!("runtime updates: {e}")],
     };
-    match preflight::check(settings) {
+    match preflight::check(settings, bind) {
         Ok(report) => {
             for line in report.into_iter().chain(overrides) {
                 println!("{line}");
@@ -240,7 +270,7 @@ fn export_kv(settings: &Settings, out: &std::path::Path) -> ExitCode {
 /// Serves until Ctrl-C or SIGTERM; SIGHUP reloads.
 fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCode {
     // Held until the process ends: a second server on this state directory stops here.
-    let lock = match namesrv::statelock::StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
+    let lock = match StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
         Ok(lock) => lock,
         Err(e) => {
             error!(error = %e, "cannot start");
@@ -248,6 +278,23 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
         }
     };
     info!(lock_file = %lock.path().display(), "state directory locked");
+    // The config store may live outside the state directory (a Java -c file is its own store):
+    // a second server on it stops here too. A lock that cannot be written (a store in a
+    // read-only directory) only warns: updates to it would fail anyway, and say so.
+    let store_lock = match StoreLock::acquire(std::path::Path::new(&settings.state.config_store_path)) {
+        Ok(lock) => Some(lock),
+        Err(e @ StateLockError::StoreHeld { .. }) => {
+            error!(error = %e, "cannot start");
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            warn!(error = %e, "config store not locked: a second namesrv on it would not be stopped");
+            None
+        }
+    };
+    if let Some(lock) = &store_lock {
+        info!(lock_file = %lock.path().display(), "config store locked");
+    }
     sweep_temp_files(&settings);
     let system = actix::System::new();
     let result = system.block_on(async move {
@@ -257,6 +304,7 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
         let reload = server::Reload { sources, requests };
         server::load_bind_serve(settings, shutdown_signal(), Some(reload)).await
     });
+    drop(store_lock);
     drop(lock);
     match result {
         Ok(()) => ExitCode::SUCCESS,

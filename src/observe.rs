@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::controller::ControllerHandle;
 use crate::http::{self, HttpLimits, HttpState, Listening};
@@ -16,7 +16,22 @@ use crate::metrics::Metrics;
 use crate::origin::ConnId;
 use crate::registry::messages::GetFigures;
 use crate::registry::RegistryHandle;
-use crate::settings::Settings;
+use crate::settings::{AclProtect, Settings};
+
+/// What the HTTP endpoint answers without credentials (it checks none, whatever `acl_protect`).
+pub const READABLE_WITHOUT_CREDENTIALS: &str =
+    "/, /metrics, /api/v1/stats, /api/v1/cluster, /api/v1/brokers, /api/v1/topics, /api/v1/topics/{topic}/route";
+
+/// The warning due when access control protects every remoting code (`acl_protect = "all"`,
+/// route and list queries included) while the HTTP endpoint, which shows the same clusters,
+/// brokers, topics and routes without credentials, listens on `ip`, an address other hosts can
+/// reach. Not refused: `http_listen` follows the remoting host by default, so this is common.
+pub fn open_http_warning(settings: &Settings, ip: std::net::IpAddr) -> Option<&'static str> {
+    (settings.acl.acl_enabled && settings.acl.acl_protect == AclProtect::All && !ip.is_loopback()).then_some(
+        "acl_protect = all, but the HTTP endpoint answers without credentials: clusters, broker addresses, topic \
+         names and routes are readable there; bind http_listen to loopback, set it empty, or restrict it",
+    )
+}
 
 /// Seconds between samples.
 const SAMPLE_EVERY: Duration = Duration::from_secs(5);
@@ -72,6 +87,9 @@ impl Observer {
                 let handle = http::start(listener, state, http_limits(settings))
                     .map_err(|error| ObserveError { addr: addr.to_string(), error })?;
                 info!(http_addr = %addr, "http endpoint up");
+                if let Some(warning) = open_http_warning(settings, addr.ip()) {
+                    warn!(http_addr = %addr, readable = READABLE_WITHOUT_CREDENTIALS, "{warning}");
+                }
                 http_addr = Some(addr);
                 Some(handle)
             }

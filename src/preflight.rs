@@ -1,5 +1,6 @@
 //! `--check-config`: what start-up would check, without serving: the listen address resolves
-//! and it and the HTTP address can be bound (both are bound and released at once),
+//! and it and the HTTP address can be bound (both are bound and released at once; in use by the
+//! namesrv that holds this state directory counts as fine; `--no-bind` skips binding),
 //! the directories of the state files are writable, the KV file loads, and, when they are on,
 //! the accounts file and the TLS certificate and key load. (The settings are already loaded
 //! and validated by then.)
@@ -13,7 +14,9 @@ use thiserror::Error;
 use crate::acl::accounts::{Accounts, AccountsError};
 use crate::kv::{self, KvError};
 use crate::listen;
+use crate::observe;
 use crate::settings::{Settings, TlsMode};
+use crate::statelock::StateLock;
 use crate::tls::{server_config, TlsError, TlsFiles};
 
 /// A check that failed.
@@ -42,11 +45,18 @@ pub enum PreflightError {
     Tls(#[from] TlsError),
 }
 
-/// Runs every check; returns one line per thing checked, for the operator.
-pub fn check(settings: &Settings) -> Result<Vec<String>, PreflightError> {
+/// Runs every check; returns one line per thing checked, for the operator. With `bind` false
+/// (`--no-bind`) the addresses are resolved and not bound.
+pub fn check(settings: &Settings, bind: bool) -> Result<Vec<String>, PreflightError> {
     let shown = format!("{}:{}", settings.listen.bind_address, settings.listen.listen_port);
     let addrs = settings.listen_addrs().map_err(|error| PreflightError::Resolve { addr: shown.clone(), error })?;
-    let mut report = try_binds(settings, &shown, addrs)?;
+    let mut report = if bind {
+        let holder = StateLock::holder(Path::new(&settings.state.kv_config_path));
+        try_binds(settings, &shown, addrs, holder.as_deref())?
+    } else {
+        let listed: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+        vec![format!("listen address {shown}: {}, not bound (--no-bind)", listed.join(", "))]
+    };
     for (key, file) in
         [("kv_config_path", &settings.state.kv_config_path), ("config_store_path", &settings.state.config_store_path)]
     {
@@ -54,6 +64,7 @@ pub fn check(settings: &Settings) -> Result<Vec<String>, PreflightError> {
             writable_dir(Path::new(file)).map_err(|(dir, error)| PreflightError::NotWritable { key, dir, error })?;
         report.push(format!("{key} {file}: directory {} writable", dir.display()));
     }
+    report.extend(open_http(settings));
     let table = kv::load(Path::new(&settings.state.kv_config_path), settings.limits.kv_max_store_bytes)?;
     report.push(format!("kv config {}: {} namespaces", settings.state.kv_config_path, table.len()));
     if settings.acl.acl_enabled {
@@ -71,24 +82,48 @@ pub fn check(settings: &Settings) -> Result<Vec<String>, PreflightError> {
 }
 
 /// Binds the remoting address and then the HTTP address as start-up does, holding the first
-/// while binding the second (so the two cannot be the same port), and releases both.
+/// while binding the second (so the two cannot be the same port), and releases both. An
+/// address in use passes while `holder` (the pid of the namesrv that holds this state
+/// directory's lock) runs: it is the server being checked, and a reload keeps its listeners, so
+/// `namesrv --check-config && systemctl reload namesrv` works. In use with no holder fails.
 fn try_binds(
     settings: &Settings,
     shown: &str,
     addrs: Vec<std::net::SocketAddr>,
+    holder: Option<&str>,
 ) -> Result<Vec<String>, PreflightError> {
     let listed: Vec<String> = addrs.iter().map(ToString::to_string).collect();
-    let remoting =
-        listen::bind_addrs(shown, addrs).map_err(|error| PreflightError::Listen { addr: shown.to_owned(), error })?;
-    let mut report = vec![format!("listen address {shown}: {}, free", listed.join(", "))];
+    let held = |what: String, pid: &str| {
+        format!(
+            "{what}: held by the running namesrv (pid {pid}) that holds this state; not re-bound (a reload keeps it)"
+        )
+    };
+    let mut report = Vec::new();
+    let remoting = match (listen::bind_addrs(shown, addrs), holder) {
+        (Ok(bound), _) => {
+            report.push(format!("listen address {shown}: {}, free", listed.join(", ")));
+            Some(bound)
+        }
+        (Err(e), Some(pid)) if e.kind() == io::ErrorKind::AddrInUse => {
+            report.push(held(format!("listen address {shown}"), pid));
+            None
+        }
+        (Err(error), _) => return Err(PreflightError::Listen { addr: shown.to_owned(), error }),
+    };
     let http = settings.observe.http_listen.trim();
     if http.is_empty() {
         report.push("http endpoint: off (http_listen is empty)".to_owned());
     } else {
-        let bound =
-            listen::bind_host_port(http).map_err(|error| PreflightError::Http { addr: http.to_owned(), error })?;
-        report.push(format!("http endpoint {http}: free"));
-        drop(bound);
+        match (listen::bind_host_port(http), holder) {
+            (Ok(bound), _) => {
+                report.push(format!("http endpoint {http}: free"));
+                drop(bound);
+            }
+            (Err(e), Some(pid)) if e.kind() == io::ErrorKind::AddrInUse => {
+                report.push(held(format!("http endpoint {http}"), pid));
+            }
+            (Err(error), _) => return Err(PreflightError::Http { addr: http.to_owned(), error }),
+        }
     }
     drop(remoting);
     Ok(report)
@@ -102,4 +137,14 @@ fn writable_dir(file: &Path) -> Result<PathBuf, (PathBuf, io::Error)> {
         .and_then(|()| OpenOptions::new().write(true).create_new(true).open(&probe))
         .and_then(|_| std::fs::remove_file(&probe));
     result.map(|()| dir.clone()).map_err(|e| (dir, e))
+}
+
+/// `--check-config`'s line for [`observe::open_http_warning`], for each address `http_listen`
+/// resolves to.
+fn open_http(settings: &Settings) -> Option<String> {
+    use std::net::ToSocketAddrs;
+    let http = settings.observe.http_listen.trim();
+    let addrs = http.to_socket_addrs().ok()?;
+    let warning = addrs.into_iter().find_map(|a| observe::open_http_warning(settings, a.ip()))?;
+    Some(format!("warning: http endpoint {http}: {warning} (readable: {})", observe::READABLE_WITHOUT_CREDENTIALS))
 }

@@ -28,7 +28,7 @@ const MAX_PID_BYTES: u64 = 32;
 pub enum StateLockError {
     /// Another process holds it.
     #[error(
-        "state directory {} is in use by another namesrv (pid {holder}; lock file {}): stop that one, or give this one another kv_config_path",
+        "state directory {} is in use by another namesrv (pid {holder}; lock file {}): stop that one, or give this one its own kv_config_path and config_store_path",
         dir.display(),
         file.display()
     )]
@@ -36,6 +36,20 @@ pub enum StateLockError {
         /// The state directory.
         dir: PathBuf,
         /// Its lock file.
+        file: PathBuf,
+        /// The holder's pid as the lock file says, or `unknown`.
+        holder: String,
+    },
+    /// Another process holds the config store's lock.
+    #[error(
+        "config_store_path {} is in use by another namesrv (pid {holder}; lock file {}): stop that one, or give this one its own kv_config_path and config_store_path",
+        store.display(),
+        file.display()
+    )]
+    StoreHeld {
+        /// `config_store_path`.
+        store: PathBuf,
+        /// Its lock file, `<config_store_path>.lock`.
         file: PathBuf,
         /// The holder's pid as the lock file says, or `unknown`.
         holder: String,
@@ -91,6 +105,59 @@ impl StateLock {
             .and_then(|()| file.sync_data())
             .map_err(io)?;
         Ok(StateLock { _dir: dir_file, _file: file, path })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The pid of the namesrv holding the lock of the directory `state_file` lives in (`unknown`
+    /// when its lock file names none), or `None` when no process holds it (or the directory
+    /// does not exist). A probe: the lock is taken and released at once, no pid is written.
+    pub fn holder(state_file: &Path) -> Option<String> {
+        let dir = state_file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir_file = std::fs::canonicalize(dir)
+            .and_then(|canonical| OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(canonical))
+            .ok()?;
+        if try_lock(&dir_file).unwrap_or(true) {
+            return None;
+        }
+        let pid = open_lock_file(&dir.join(LOCK_FILE), false).ok().and_then(|mut f| read_pid(&mut f));
+        Some(pid.unwrap_or_else(|| "unknown".to_owned()))
+    }
+}
+
+/// The held lock on the config store (`config_store_path`), which may live outside the state
+/// directory (a Java `-c` file is its own store): `<config_store_path>.lock`, a sibling, locked
+/// per file so that two Java stores in one directory do not conflict while two servers on one
+/// store (whatever their `kv_config_path`) do. Released when dropped.
+#[derive(Debug)]
+pub struct StoreLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl StoreLock {
+    /// Locks `store` through its sibling lock file (created if missing) and writes this
+    /// process's pid into it.
+    pub fn acquire(store: &Path) -> Result<StoreLock, StateLockError> {
+        let mut name = store.as_os_str().to_owned();
+        name.push(".lock");
+        let path = PathBuf::from(name);
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        let io = |error| StateLockError::Io { dir: dir.clone(), error };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let mut file = open_lock_file(&path, true).map_err(io)?;
+        if !try_lock(&file).map_err(io)? {
+            let holder = read_pid(&mut file).unwrap_or_else(|| "unknown".to_owned());
+            return Err(StateLockError::StoreHeld { store: store.to_owned(), file: path, holder });
+        }
+        file.set_len(0)
+            .and_then(|()| writeln!(file, "{}", std::process::id()))
+            .and_then(|()| file.sync_data())
+            .map_err(io)?;
+        Ok(StoreLock { _file: file, path })
     }
 
     /// The lock file.
@@ -154,8 +221,19 @@ mod tests {
             Err(StateLockError::Held { holder, .. }) => assert_eq!(holder, std::process::id().to_string()),
             other => panic!("expected Held, got {other:?}"),
         }
+        assert_eq!(StateLock::holder(&state), Some(std::process::id().to_string()), "the probe names the holder");
         drop(first);
-        assert!(StateLock::acquire(&state).is_ok(), "free once the holder is gone");
+        assert_eq!(StateLock::holder(&state), None, "and nobody once it is gone");
+        assert!(StateLock::acquire(&state).is_ok(), "free once the holder is gone, the probe holding nothing");
+    }
+
+    #[test]
+    fn a_second_lock_on_one_config_store_is_refused_and_two_stores_in_one_directory_are_not() {
+        let dir = std::env::temp_dir().join(format!("namesrv-storelock-{}", std::process::id()));
+        let first = StoreLock::acquire(&dir.join("ns1.conf")).unwrap();
+        assert_eq!(first.path(), dir.join("ns1.conf.lock"));
+        assert!(matches!(StoreLock::acquire(&dir.join("ns1.conf")), Err(StateLockError::StoreHeld { .. })));
+        assert!(StoreLock::acquire(&dir.join("ns2.conf")).is_ok(), "another store beside it is another lock");
     }
 
     #[test]

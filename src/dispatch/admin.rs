@@ -47,7 +47,7 @@ impl Dispatcher {
         let topic = f.required("topic")?.to_owned();
         let cluster = f.optional("clusterName").filter(|c| !c.is_empty()).map(str::to_owned);
         self.actors.registry.ask(DeleteTopic { conn, topic: topic.clone(), cluster: cluster.clone() }).await?;
-        info!(%topic, cluster = ?cluster, "topic deleted");
+        info!(?topic, cluster = ?cluster, "topic deleted");
         Ok(success())
     }
 

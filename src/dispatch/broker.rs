@@ -1,11 +1,11 @@
 //! What brokers send: REGISTER_BROKER, UNREGISTER_BROKER, QUERY_DATA_VERSION, BROKER_HEARTBEAT
 //! and REGISTER_TOPIC_IN_NAMESRV.
 
-use tracing::{info, warn};
+use tracing::info;
 
 use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
 use crate::acl::Caller;
-use crate::limits::{check_name, check_topic, valid_topic};
+use crate::limits::check_name;
 use crate::model::DataVersion;
 use crate::origin::Origin;
 use crate::protocol::body::register::{decode_register_body, looks_like_json};
@@ -38,8 +38,6 @@ const DECODE_SLICE: std::time::Duration = std::time::Duration::from_micros(500);
 struct Decoded {
     /// The body, fingerprinted with the decode (off the event loop when it is).
     body: FingerprintedBody,
-    left_out: usize,
-    first_left_out: Option<String>,
 }
 
 impl Dispatcher {
@@ -57,11 +55,10 @@ impl Dispatcher {
         if let Some(zone) = &h.zone_name {
             check_name("__ZONE_NAME", zone)?;
         }
-        let Decoded { body, left_out, first_left_out } = self.decode_body(req, &h).await?;
-        if left_out > 0 {
-            // One bad topic must not take the whole broker out of the routes.
-            warn!(broker = %h.broker_name, left_out, first = ?first_left_out, "registration topics with invalid names left out");
-        }
+        // Every topic of the table is registered under its name as sent, as Java's
+        // RouteInfoManager.registerBroker does (no TopicValidator on this path): names are bounded
+        // only by the frame, body and topic-count limits.
+        let Decoded { body } = self.decode_body(req, &h).await?;
         let registration = Registration {
             conn,
             version: req.version,
@@ -101,7 +98,7 @@ impl Dispatcher {
         Ok(RemotingCommand { ext_fields: Some(ext), body: outcome.order_topic_config, ..success() })
     }
 
-    /// Checks and decodes a REGISTER_BROKER body, leaving out topics with invalid names.
+    /// Checks and decodes a REGISTER_BROKER body.
     /// Compressed bodies (whose size says nothing of what they inflate to) and large plain ones
     /// are decoded on the blocking pool, so no connection's route queries wait behind them.
     async fn decode_body(&self, req: &RemotingCommand, h: &RegisterBrokerHeader) -> Result<Decoded, RequestError> {
@@ -116,9 +113,8 @@ impl Dispatcher {
             if crc != 0 && i64::from(body_crc32(&raw)) != crc {
                 return Err(RequestError::CrcMismatch);
             }
-            let mut body = decode_register_body(Some(&raw), compressed, version, &context)?;
-            let (left_out, first_left_out) = body.topics.retain_names(valid_topic);
-            Ok(Decoded { body: FingerprintedBody::new(body), left_out, first_left_out })
+            let body = decode_register_body(Some(&raw), compressed, version, &context)?;
+            Ok(Decoded { body: FingerprintedBody::new(body) })
         };
         if off_thread {
             // One off-thread decode per core at a time: more would only queue threads and memory.
@@ -187,8 +183,9 @@ impl Dispatcher {
             // Java registers the null topic, which stores nothing, and answers SUCCESS.
             return Ok(success());
         }
+        // Java's DefaultRequestProcessor.registerTopicToNamesrv takes the topic as sent: no
+        // TopicValidator, so `a.b`, `x y` and names past 127 characters are routed.
         let topic = Fields::of(req).required("topic")?.to_owned();
-        check_topic(&topic)?;
         let Some(body) = req.body.as_deref() else {
             return Ok(success());
         };
@@ -200,7 +197,7 @@ impl Dispatcher {
         if !queues.is_empty() {
             let brokers = queues.len();
             let put = self.actors.registry.ask(RegisterTopic { conn, topic: topic.clone(), queues }).await??;
-            info!(%topic, brokers, put, "topic registered");
+            info!(?topic, brokers, put, "topic registered");
         }
         Ok(success())
     }

@@ -61,11 +61,13 @@ impl KvFiles {
             max_read,
             merging: None,
         };
-        let mut table = read_snapshot(path, max_read)?;
+        let (mut table, coerced) = read_snapshot(path, max_read)?;
         let replayed =
             replay(&files.old_journal, &mut table, max_read)? + replay(&files.journal, &mut table, max_read)?;
         files.table_bytes = fs::metadata(path).map_or(0, |m| m.len());
-        if replayed > 0 || exists(&files.journal) || exists(&files.old_journal) {
+        // Values that were not JSON strings are written back as strings, as Java's next persist
+        // would write them.
+        if coerced > 0 || replayed > 0 || exists(&files.journal) || exists(&files.old_journal) {
             if let Err(error) = files.write_snapshot(&table) {
                 warn!(%error, "kv journal not folded into the snapshot at start-up; changes go on appending to it");
                 files.journal_bytes = fs::symlink_metadata(&files.journal).map_or(0, |m| m.len()).max(1);

@@ -2,23 +2,49 @@
 //! last line (a crash mid-append, never acknowledged) is dropped with a warning; so is a torn
 //! append that an older version let the next acknowledged line land on.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use tracing::warn;
 
 use super::change::Change;
 use super::{KvError, KvTable};
 use crate::persist::{read_state_file, sibling, write_atomically};
 
-/// Java's `KVConfigSerializeWrapper`, as read.
+/// Java's `KVConfigSerializeWrapper`, as read: each value as its JSON text, made a string as
+/// fastjson makes it (see [`java_text`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SnapshotIn {
     #[serde(default)]
+    config_table: BTreeMap<String, BTreeMap<String, Box<RawValue>>>,
+}
+
+/// Java's `KVConfigSerializeWrapper` with every value a string, as written.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StringSnapshotIn {
+    #[serde(default)]
     config_table: KvTable,
+}
+
+/// A snapshot value as Java's `KVConfigManager.load` (fastjson 1.2.83, whose `StringCodec`
+/// coerces into the `String` of `HashMap<String, String>`) reads it: a string as it is, a number
+/// with its digits as written (`1.50` stays `1.50`, as `BigDecimal.toString`), `true`/`false`
+/// as their text, an object or array as its JSON text; `None` for `null`, which Java keeps as a
+/// null value (GET_KV_CONFIG answers not found) and drops at its next write. The bool says
+/// whether the value was not a JSON string.
+fn java_text(raw: &RawValue) -> Result<(Option<String>, bool), serde_json::Error> {
+    let text = raw.get().trim();
+    match text.as_bytes().first() {
+        Some(b'"') => Ok((Some(serde_json::from_str(text)?), false)),
+        _ if text == "null" => Ok((None, true)),
+        _ => Ok((Some(text.to_owned()), true)),
+    }
 }
 
 /// Java's `KVConfigSerializeWrapper`, as written: borrows the table, so writing copies nothing.
@@ -49,7 +75,7 @@ pub fn read_table(path: &Path, max_read: u64) -> Result<KvTable, KvError> {
     let (old, journal) = (sibling(path, ".journal.old"), sibling(path, ".journal"));
     for _ in 0..READ_ATTEMPTS {
         let before = identities(path, &old, &journal);
-        let mut table = read_snapshot(path, max_read)?;
+        let (mut table, _) = read_snapshot(path, max_read)?;
         replay(&old, &mut table, max_read)?;
         replay(&journal, &mut table, max_read)?;
         if identities(path, &old, &journal) == before {
@@ -74,7 +100,7 @@ fn identities(snapshot: &Path, old: &Path, journal: &Path) -> [Option<(u64, u64,
 
 /// Merges `old_journal` into the snapshot file and deletes it. Returns the changes merged.
 pub(super) fn merge(snapshot: &Path, old_journal: &Path, max_read: u64) -> Result<usize, KvError> {
-    let mut table = read_snapshot(snapshot, max_read)?;
+    let (mut table, _) = read_snapshot(snapshot, max_read)?;
     let changes = replay(old_journal, &mut table, max_read)?;
     let body = encode_snapshot(&table, snapshot)?;
     write_atomically(snapshot, &body).map_err(|error| KvError::Write { path: snapshot.to_owned(), error })?;
@@ -92,14 +118,40 @@ fn read(path: &Path, max_read: u64) -> Result<Option<Vec<u8>>, KvError> {
 }
 
 /// Reads a snapshot; missing or empty is an empty table (as Java's `KVConfigManager.load`).
-pub(super) fn read_snapshot(path: &Path, max_read: u64) -> Result<KvTable, KvError> {
-    let Some(bytes) = read(path, max_read)? else { return Ok(KvTable::new()) };
+/// Also returns how many values were not JSON strings (read as Java reads them, with one WARN);
+/// written back, they become strings.
+pub(super) fn read_snapshot(path: &Path, max_read: u64) -> Result<(KvTable, usize), KvError> {
+    let Some(bytes) = read(path, max_read)? else { return Ok((KvTable::new(), 0)) };
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(KvTable::new());
+        return Ok((KvTable::new(), 0));
     }
-    let file: SnapshotIn =
-        serde_json::from_slice(&bytes).map_err(|error| KvError::Corrupt { path: path.into(), error })?;
-    Ok(file.config_table)
+    // Every value a string (what this server and Java write): read straight into the table.
+    if let Ok(file) = serde_json::from_slice::<StringSnapshotIn>(&bytes) {
+        return Ok((file.config_table, 0));
+    }
+    let corrupt = |error| KvError::Corrupt { path: path.into(), error };
+    let file: SnapshotIn = serde_json::from_slice(&bytes).map_err(corrupt)?;
+    let mut coerced = 0;
+    let mut table = KvTable::new();
+    for (namespace, entries) in file.config_table {
+        let mut kept = BTreeMap::new();
+        for (key, raw) in entries {
+            let (value, not_a_string) = java_text(&raw).map_err(corrupt)?;
+            coerced += usize::from(not_a_string);
+            if let Some(value) = value {
+                kept.insert(key, value);
+            }
+        }
+        table.insert(namespace, kept);
+    }
+    if coerced > 0 {
+        warn!(
+            file = %path.display(),
+            values = coerced,
+            "kv config: values that were not JSON strings read as text, as Java reads them (null ones dropped); written back as strings"
+        );
+    }
+    Ok((table, coerced))
 }
 
 /// Applies the complete lines of a journal to `table`; returns how many. A last line without

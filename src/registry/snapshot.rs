@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::register::{FingerprintedBody, Registration};
 use super::tables::RouteTables;
 use super::topic_limit::RegisterRefused;
-use crate::limits::{check_name, check_topic, LimitError};
+use crate::limits::{check_name, LimitError};
 use crate::model::{DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo, TopicTable};
 use crate::origin::ConnId;
 use crate::protocol::body::RegisterBody;
@@ -180,9 +180,6 @@ impl RouteTables {
         ];
         for (field, value) in names.into_iter().chain(reg.zone_name.as_ref().map(|z| ("__ZONE_NAME", z))) {
             check_name(field, value)?;
-        }
-        for topic in reg.body.topics.iter() {
-            check_topic(topic.name)?;
         }
         let max = self.options().max_topics_per_broker;
         if topics > max {

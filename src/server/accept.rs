@@ -17,9 +17,6 @@ use crate::origin::{CertFingerprint, ConnId, Origin};
 use crate::registry::RegistryHandle;
 use crate::tls::{Accepted, Tls};
 
-/// How long shutdown waits for connections to answer what they have in flight.
-pub(super) const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// The open connections, as the server sees them at shutdown.
 pub(crate) struct Connections {
     /// Tells every connection to stop reading.

@@ -39,7 +39,8 @@ use std::rc::Rc;
 
 use crate::dispatch::batch::RouteBatcher;
 use crate::io_pool::IoPool;
-use accept::{accept_until, io_threads, Accept, DRAIN_TIMEOUT};
+use crate::listen::DRAIN_TIMEOUT;
+use accept::{accept_until, io_threads, Accept};
 pub use compose::bind;
 use compose::{Services, State};
 pub use controller::{bind_controller, PeerSecurityError};

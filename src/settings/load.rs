@@ -1,16 +1,14 @@
 //! Layering the sources into `Settings` (Java keys screened, every error naming its source) and
 //! applying UPDATE_NAMESRV_CONFIG changes to settings.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use config::{Config, ConfigError, Map, Value};
-use thiserror::Error;
-use tracing::warn;
 
-use super::java::{self, JavaKey};
-use super::overrides::{self, FileValues, RuntimeOverrides};
-use super::sources::{env_layer, flags_layer, read_file, Layer, LayerOrigin, Sources};
-use super::{addr, credentials, properties, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
+use super::screen::screen;
+use super::sources::{closest, env_layer, flags_layer, read_file, Layer, LayerOrigin, Sources};
+use super::store::drop_own_store_key;
+use super::{addr, credentials, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
 
 impl Settings {
     /// Loads every layer. `overrides` are the command-line flags, as (key, value) pairs.
@@ -65,32 +63,62 @@ impl Sources {
         let keys = Settings::keys();
         layers.push(env_layer(&self.env_prefix, &keys)?);
         layers.push(flags_layer(&self.overrides));
-        let mut layers = layers.into_iter().map(screen).collect::<Result<Vec<_>, _>>()?;
-        let store_path_set = layers.iter().any(|l| l.sets("config_store_path"));
+        let java_file = |l: &Layer| config_is_properties && matches!(l.origin, LayerOrigin::ConfigFile(_));
+        let mut layers = layers
+            .into_iter()
+            .map(|l| {
+                let properties = java_file(&l);
+                screen(l, properties)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // As in Java's NamesrvStartup, a properties file given with -c is the config store
+        // (`setConfigStorePath(file)`), whatever its own configStorePath says.
+        let java_conf = self.config_file.as_deref().filter(|_| config_is_properties);
+        if let Some(path) = java_conf {
+            drop_own_store_key(&mut layers[after_files - 1], path);
+        }
         let mut settings = merge_layers(&layers)?;
-        // As in Java's NamesrvStartup, a properties file given with -c is where runtime updates
-        // are persisted (rewritten in place), so it is its own runtime-updates layer.
-        match self.config_file.as_ref().filter(|_| config_is_properties && !store_path_set) {
-            Some(path) => settings.state.config_store_path = path.display().to_string(),
-            None => {
-                let store = Path::new(&settings.state.config_store_path);
-                if self.config_file.as_deref() == Some(store) {
-                    let reason = "names the TOML -c file, but runtime updates are written as Java properties";
-                    return Err(SettingsError::Invalid { key: "config_store_path", reason: reason.into() });
-                }
-                let files = overrides::file_values(&layers[..after_files]);
-                if let Some(updates) = runtime_updates(store, &files)? {
-                    layers.insert(after_files, updates);
-                    settings = merge_layers(&layers)?;
-                }
-            }
+        if let Some(updates) = self.store_layer(&mut settings, &layers, after_files, java_conf)? {
+            layers.insert(after_files, updates);
+            settings = merge_layers(&layers)?;
         }
         if !layers.iter().any(|l| l.sets("http_listen")) {
             settings.observe.http_listen = follow_remoting_listener(&settings)?;
         }
         settings.expand_credentials(std::env::var(credentials::VARIABLE).ok().as_deref())?;
+        resolve_relative_paths(&mut settings, &layers);
         settings.validate().map_err(|error| blame(&layers, error))?;
         Ok(settings)
+    }
+}
+
+/// Makes the relative file paths absolute, so that they do not depend on the directory namesrv
+/// was started in (`/` under systemd): a path from a config file (the defaults file or `-c`) is
+/// relative to that file's directory, one from the environment or a flag to the working
+/// directory. (Java resolves them against its working directory; a Java file's relative paths
+/// are rare, and this is what a file moved with its state expects.) Empty values stay empty.
+fn resolve_relative_paths(settings: &mut Settings, layers: &[Layer]) {
+    let s = settings;
+    let paths = [
+        ("kv_config_path", &mut s.state.kv_config_path),
+        ("config_store_path", &mut s.state.config_store_path),
+        ("acl_accounts_file", &mut s.acl.acl_accounts_file),
+        ("tls_cert_file", &mut s.tls.tls_cert_file),
+        ("tls_key_file", &mut s.tls.tls_key_file),
+        ("tls_client_ca_file", &mut s.tls.tls_client_ca_file),
+    ];
+    for (key, value) in paths {
+        let relative = !value.trim().is_empty() && Path::new(value.as_str()).is_relative();
+        let Some(layer) = layers.iter().rev().find(|l| l.sets(key)).filter(|_| relative) else { continue };
+        let base = match &layer.origin {
+            LayerOrigin::DefaultsFile(file) | LayerOrigin::ConfigFile(file) => {
+                std::path::absolute(file).ok().and_then(|f| f.parent().map(Path::to_owned))
+            }
+            _ => std::env::current_dir().ok(),
+        };
+        if let Some(base) = base {
+            *value = base.join(value.as_str()).display().to_string();
+        }
     }
 }
 
@@ -107,84 +135,6 @@ fn follow_remoting_listener(settings: &Settings) -> Result<String, SettingsError
             ),
         }
     })
-}
-
-/// Drops (with a warning) Java keys that have no setting here; `enableControllerInNamesrv=true`
-/// becomes `controller_mode = "embedded"`.
-fn screen(mut layer: Layer) -> Result<Layer, SettingsError> {
-    let known = Settings::keys();
-    let mut kept = Vec::with_capacity(layer.values.len());
-    for (key, value) in std::mem::take(&mut layer.values) {
-        let text = value.to_string();
-        match java::classify(&key, &text, known.contains(&canonical_key(&key))) {
-            // Java's enableControllerInNamesrv=true: the controller beside the NameServer.
-            JavaKey::EmbeddedController => kept.push(("controller_mode".to_owned(), "embedded".into())),
-            JavaKey::Ignored => warn!(key = %key, source = %layer.origin, "ignoring Java setting with no meaning here"),
-            JavaKey::NotJava => kept.push((key, value)),
-        }
-    }
-    layer.values = kept;
-    Ok(layer)
-}
-
-/// The runtime-updates file as a layer, when it exists. It holds what UPDATE_NAMESRV_CONFIG may
-/// set: keys that are no settings, and the paths it always refuses (a Java NameServer writes
-/// every key into its store), are ignored with a warning; it is a file we write. An update the
-/// config files changed since (see [`overrides`]) is left out, with an INFO line naming it.
-fn runtime_updates(path: &Path, files: &FileValues) -> Result<Option<Layer>, SettingsError> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    let origin = LayerOrigin::RuntimeUpdates(path.into());
-    let (mut layer, _) = read_file(path, ConfigFormat::Properties, origin.clone())?;
-    layer = screen(layer)?;
-    let (kept, unknown): (Vec<_>, Vec<_>) = layer.values.into_iter().partition(|(k, _)| overrides::settable(k));
-    if !unknown.is_empty() {
-        let keys: Vec<&str> = unknown.iter().map(|(k, _)| k.as_str()).collect();
-        warn!(keys = ?keys, source = %origin, "ignoring keys runtime updates cannot set");
-    }
-    let pairs = kept.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
-    let found = RuntimeOverrides::classify(path, pairs, files, &overrides::read_baseline(path));
-    found.log();
-    let stale: Vec<&str> = found.dropped.iter().map(|o| o.key.as_str()).collect();
-    let values = kept.into_iter().filter(|(k, _)| !stale.contains(&k.as_str())).collect();
-    Ok(Some(Layer { origin, values }))
-}
-
-impl Sources {
-    /// The config files' values (defaults file, then `-c` file), by our key; none when the `-c`
-    /// file is itself where runtime updates go (`is_store`).
-    pub fn file_values(&self, store: &Path) -> Result<FileValues, SettingsError> {
-        let mut layers = Vec::new();
-        if let Some(path) = self.defaults_file.as_deref().filter(|p| p.exists()) {
-            layers.push(read_file(path, ConfigFormat::Toml, LayerOrigin::DefaultsFile(path.into()))?.0);
-        }
-        if let Some(path) = self.config_file.as_deref().filter(|p| p.exists()) {
-            layers.push(read_file(path, self.config_format, LayerOrigin::ConfigFile(path.into()))?.0);
-        }
-        Ok(if self.is_store(store) { FileValues::new() } else { overrides::file_values(&layers) })
-    }
-
-    /// Whether `store` (`config_store_path`) is the `-c` file: updates are then written into it
-    /// (Java's way) and no update overrides it.
-    pub fn is_store(&self, store: &Path) -> bool {
-        self.config_file.as_deref() == Some(store)
-    }
-
-    /// The runtime-updates file of `settings` against the config files, without logging; `None`
-    /// when there is no such file or it is the `-c` file.
-    pub fn runtime_overrides(&self, settings: &Settings) -> Result<Option<RuntimeOverrides>, SettingsError> {
-        let store = Path::new(&settings.state.config_store_path);
-        if self.is_store(store) || !store.exists() {
-            return Ok(None);
-        }
-        let files = self.file_values(store)?;
-        let origin = LayerOrigin::RuntimeUpdates(store.into());
-        let (layer, _) = read_file(store, ConfigFormat::Properties, origin)?;
-        let pairs =
-            layer.values.into_iter().filter(|(k, _)| overrides::settable(k)).map(|(k, v)| (k, v.to_string())).collect();
-        Ok(Some(RuntimeOverrides::classify(store, pairs, &files, &overrides::read_baseline(store))))
-    }
 }
 
 /// Every layer over the built-in defaults; a layer that does not fit is named in the error.
@@ -242,12 +192,13 @@ pub(super) fn merge(base: &Settings, layers: Vec<Map<String, Value>>) -> Result<
     from_config(builder.build()?)
 }
 
-/// The settings in `config`, group by group; a key no group has stops it, named as serde's
-/// `deny_unknown_fields` would (flattened groups cannot deny unknown keys themselves).
+/// The settings in `config`, group by group; a key no group has stops it, named with the setting
+/// it most likely meant (flattened groups cannot deny unknown keys themselves).
 fn from_config(config: Config) -> Result<Settings, SettingsError> {
     let mut keys = config.clone().try_deserialize::<Map<String, Value>>()?.into_keys();
     if let Some(key) = keys.find(|key| !KEY_ORDER.contains(&key.as_str())) {
-        return Err(<ConfigError as serde::de::Error>::unknown_field(&key, &KEY_ORDER).into());
+        let suggestion = closest(&key, &Settings::keys()).map(str::to_owned);
+        return Err(SettingsError::UnknownKey { key, suggestion });
     }
     Ok(Settings {
         listen: config.clone().try_deserialize()?,
@@ -278,41 +229,6 @@ pub fn java_name(key: &str) -> &str {
     JAVA_NAMES.iter().find(|(_, ours)| *ours == key).map_or(key, |(java, _)| java)
 }
 
-/// The properties text of the file at `path` with `changes` (our keys) set in it, every other
-/// key it holds kept: what UPDATE_NAMESRV_CONFIG writes there, the runtime-updates layer the
-/// next start reads.
-pub fn updated_store_text(path: &Path, changes: &[(String, String)]) -> Result<String, PersistError> {
-    let mut pairs = match super::file::read_config_text(path) {
-        Ok(text) => properties::parse(&text).map_err(|error| PersistError::Parse { path: path.into(), error })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(error) => return Err(PersistError::Read { path: path.into(), error }),
-    };
-    for (key, value) in changes {
-        pairs.retain(|(k, _)| canonical_key(k) != *key);
-        pairs.push((java_name(key).to_owned(), value.clone()));
-    }
-    Ok(properties::write(&pairs))
-}
-
-/// The properties text of the runtime-updates file at `path` without `keys` (our spelling).
-pub fn pruned_store_text(path: &Path, keys: &[String]) -> Result<String, PersistError> {
-    let text = super::file::read_config_text(path).map_err(|error| PersistError::Read { path: path.into(), error })?;
-    let mut pairs = properties::parse(&text).map_err(|error| PersistError::Parse { path: path.into(), error })?;
-    pairs.retain(|(k, _)| !keys.contains(&canonical_key(k)));
-    Ok(properties::write(&pairs))
-}
-
-/// The runtime-updates file cannot be read back before it is rewritten.
-#[derive(Debug, Error)]
-pub enum PersistError {
-    /// It exists but cannot be read.
-    #[error("cannot read {}: {error}", path.display())]
-    Read { path: PathBuf, error: std::io::Error },
-    /// It is not properties text.
-    #[error("{}: {error}", path.display())]
-    Parse { path: PathBuf, error: properties::PropertiesError },
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,7 +248,7 @@ mod tests {
         }
     }
 
-    fn dir(name: &str) -> PathBuf {
+    fn dir(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("namesrv-load-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -351,6 +267,20 @@ mod tests {
         assert!(!settings.routing.enable_topic_list, "the update wins over the -c file");
         assert_eq!(settings.routing.scan_interval_ms, 900, "a flag wins over the update");
         assert_ne!(settings.state.kv_config_path, "/elsewhere.json", "runtime updates never move the state");
+    }
+
+    #[test]
+    fn the_runtime_updates_file_sets_runtime_keys_only() {
+        let dir = dir("restart-only");
+        let store = "listenPort=1234\nbindAddress=10.0.0.1\nmax_frame_bytes=100000\nneedWaitForService=true\n\
+                     kvConfigPath=/x.json\nserverWorkerThreads=8\nenableTopicList=false\n";
+        std::fs::write(dir.join("store.properties"), store).unwrap();
+        let settings = sources(&dir, "", &[]).load().unwrap();
+        let defaults = Settings::default();
+        assert_eq!(settings.listen, defaults.listen, "the listener is restart-only: {:?}", settings.listen);
+        assert_eq!(settings.limits.max_frame_bytes, defaults.limits.max_frame_bytes);
+        assert!(!settings.routing.need_wait_for_service, "the readiness wait is restart-only");
+        assert!(!settings.routing.enable_topic_list, "a runtime key still applies");
     }
 
     fn load_properties(name: &str, bytes: &[u8]) -> Result<Settings, SettingsError> {
@@ -383,6 +313,17 @@ mod tests {
     }
 
     #[test]
+    fn java_booleans_and_dotted_keys_load_as_java_reads_them() {
+        let text = b"needWaitForService=yes\nenableTopicList=on\nsupportActingMaster=\norderMessageEnable=TRUE\n\
+                     rocketmq.namesrv.domain=x\ncom.rocketmq.remoting.socket.sndbuf.size=65536\nlistenPort=9875\n";
+        let s = load_properties("bools", text).unwrap();
+        let r = &s.routing;
+        assert_eq!((r.need_wait_for_service, r.enable_topic_list, r.support_acting_master), (false, false, false));
+        assert!(r.order_message_enable);
+        assert_eq!(s.listen.listen_port, 9875);
+    }
+
+    #[test]
     fn a_bad_value_is_named_as_the_file_spells_it() {
         let err = load_properties("range", b"listenPort=99999\n").unwrap_err().to_string();
         assert!(err.contains("listenPort=99999") && err.ends_with("expected an unsigned 16 bit integer"), "{err}");
@@ -395,17 +336,6 @@ mod tests {
         let dir = dir("same");
         let file = dir.join("namesrv.toml").display().to_string();
         let err = sources(&dir, "", &[("config_store_path", &file)]).load().unwrap_err().to_string();
-        assert!(err.contains("config_store_path") && err.contains("TOML -c file"), "{err}");
-    }
-
-    #[test]
-    fn updated_store_text_replaces_changed_keys_and_keeps_the_rest() {
-        let dir = dir("store");
-        let path = dir.join("namesrv.properties");
-        std::fs::write(&path, "# comment\nlistenPort=9876\nenableTopicList=true\nuseTLS=false\n").unwrap();
-        let text = updated_store_text(&path, &[("enable_topic_list".into(), "false".into())]).unwrap();
-        assert_eq!(text, "enableTopicList=false\nlistenPort=9876\nuseTLS=false\n");
-        let fresh = updated_store_text(&dir.join("missing"), &[("order_message_enable".into(), "true".into())]);
-        assert_eq!(fresh.unwrap(), "orderMessageEnable=true\n");
+        assert!(err.contains("config_store_path") && err.contains("which is TOML"), "{err}");
     }
 }

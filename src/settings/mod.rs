@@ -23,7 +23,9 @@ mod keys;
 mod load;
 pub mod overrides;
 pub mod properties;
+mod screen;
 pub mod sources;
+mod store;
 mod update;
 mod validate;
 
@@ -35,8 +37,9 @@ pub use groups::{
     AclSettings, LimitSettings, ListenSettings, ObserveSettings, RoutingSettings, StateSettings, TlsSettings,
 };
 pub use keys::KEY_ORDER;
-pub use load::{canonical_key, java_name, pruned_store_text, updated_store_text, PersistError};
+pub use load::{canonical_key, java_name};
 pub use sources::{LayerOrigin, Sources};
+pub use store::{pruned_store_text, updated_store_text, PersistError};
 pub use update::{Changed, UpdateError, RUNTIME_KEYS};
 
 /// The defaults file as shipped in this repository (relative to its root). The binary reads
@@ -179,6 +182,12 @@ pub enum SettingsError {
     /// A value out of range, with the key (or variable) as the operator spelled it.
     #[error("{origin}: {spelled}: {error}")]
     Spelled { origin: LayerOrigin, spelled: String, error: Box<SettingsError> },
+    /// A key in a file or flag that names no setting, with the setting it most likely meant.
+    #[error("unknown key {key}{}", match suggestion {
+        Some(s) => format!(" (did you mean {s}?)"),
+        None => " (namesrv -p lists every key; docs/configuration.md describes them)".to_owned(),
+    })]
+    UnknownKey { key: String, suggestion: Option<String> },
     /// `NAMESRV_*` variables that name no setting: a typo must not start the server on defaults.
     #[error("{}", sources::describe_unknown(.0))]
     UnknownVariables(Vec<sources::UnknownVariable>),

@@ -11,7 +11,7 @@ use config::Value;
 use tracing::{info, warn};
 
 use super::sources::Layer;
-use super::{canonical_key, Settings, FIXED_BLACK_LIST};
+use super::{canonical_key, java, FIXED_BLACK_LIST, RUNTIME_KEYS};
 
 /// Appended to `config_store_path` to name its baseline file.
 pub const BASELINE_SUFFIX: &str = ".baseline";
@@ -63,11 +63,31 @@ pub fn baseline_text(baseline: &Baseline) -> String {
     serde_json::to_string_pretty(baseline).unwrap_or_default() + "\n"
 }
 
-/// Whether UPDATE_NAMESRV_CONFIG may set `key` (any spelling), and so the runtime-updates file.
-pub(super) fn settable(key: &str) -> bool {
+/// Whether the runtime-updates file may set `key` (any spelling): exactly what
+/// UPDATE_NAMESRV_CONFIG accepts (`Settings::with_updates`), a runtime key outside the fixed
+/// black list and `black_list` (`config_black_list`, `;`-separated). Restart-only keys
+/// (`listenPort`, `bindAddress`, limits, paths) never come from that file.
+pub(super) fn settable(key: &str, black_list: &str) -> bool {
     let ours = canonical_key(key);
-    Settings::keys().contains(&ours) && !FIXED_BLACK_LIST.iter().any(|k| canonical_key(k) == ours)
+    let mut black = FIXED_BLACK_LIST.iter().copied().chain(black_list.split(';').map(str::trim));
+    RUNTIME_KEYS.iter().any(|(k, _)| *k == ours) && !black.any(|k| !k.is_empty() && canonical_key(k) == ours)
 }
+
+/// The keys of `keys` a Java NameServer writes into its store and ours never does: Java's
+/// `Configuration.persist` writes every field of NamesrvConfig and NettyServerConfig (plus the
+/// `-c` file's keys), ours only the runtime keys an update changed. Any of them marks a store a
+/// Java NameServer wrote (or an operator's file).
+fn java_only_keys(keys: &[String]) -> Vec<String> {
+    let java = java::NAMESRV_CONFIG_KEYS.iter().chain(java::NETTY_SERVER_CONFIG_KEYS);
+    let java: Vec<&str> = java.copied().filter(|k| !RUNTIME_KEYS.iter().any(|(r, _)| canonical_key(k) == *r)).collect();
+    keys.iter().filter(|k| java.contains(&k.as_str())).cloned().collect()
+}
+
+/// Why keys of the runtime-updates file are left out.
+const IGNORED: &str = "ignoring keys a runtime update cannot set (restart-only or unknown): set them in the -c file";
+
+/// What a runtime-updates file a Java NameServer wrote is taken for.
+const JAVA_STORE: &str = "runtime updates file written by a Java NameServer: only its runtime keys apply";
 
 /// One key the runtime-updates file sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +121,10 @@ pub struct RuntimeOverrides {
     pub active: Vec<Override>,
     /// Updates the config files changed since: dropped.
     pub dropped: Vec<Override>,
+    /// Keys the file holds that it may not set (see [`settable`]), as spelled: ignored.
+    pub ignored: Vec<String>,
+    /// Those of `ignored` only a Java NameServer writes: the file is a Java store.
+    pub java_keys: Vec<String>,
 }
 
 impl RuntimeOverrides {
@@ -113,7 +137,14 @@ impl RuntimeOverrides {
                 Override { file_value: files.get(&ours).cloned(), recorded: baseline.get(&ours).cloned(), key, value }
             })
             .partition(Override::is_stale);
-        RuntimeOverrides { store: store.to_owned(), active, dropped }
+        RuntimeOverrides { store: store.to_owned(), active, dropped, ignored: Vec::new(), java_keys: Vec::new() }
+    }
+
+    /// With the keys the file holds that it may not set.
+    pub fn with_ignored(mut self, ignored: Vec<String>) -> Self {
+        self.java_keys = java_only_keys(&ignored);
+        self.ignored = ignored;
+        self
     }
 
     /// The baseline to keep: each active key's recorded value, today's config-file value for a
@@ -123,8 +154,16 @@ impl RuntimeOverrides {
         self.active.iter().map(|o| (canonical_key(&o.key), recorded(o))).collect()
     }
 
-    /// One INFO line per dropped update, one naming the updates still in force.
+    /// One WARN line naming the ignored keys, one INFO line when Java wrote the file, one INFO
+    /// line per dropped update, one naming the updates still in force.
     pub fn log(&self) {
+        if !self.ignored.is_empty() {
+            warn!(file = %self.store.display(), keys = ?self.ignored, "{IGNORED}");
+        }
+        if !self.java_keys.is_empty() {
+            let applied: Vec<&str> = self.active.iter().chain(&self.dropped).map(|o| o.key.as_str()).collect();
+            info!(file = %self.store.display(), java_keys = self.java_keys.len(), runtime_keys = ?applied, "{JAVA_STORE}");
+        }
         for o in &self.dropped {
             info!(
                 key = %o.key,
@@ -154,6 +193,12 @@ impl RuntimeOverrides {
         );
         if lines.is_empty() {
             lines.push(format!("no runtime update overrides the config files ({store})"));
+        }
+        if !self.java_keys.is_empty() {
+            lines.push(format!("{store}: {JAVA_STORE} ({} Java keys)", self.java_keys.len()));
+        }
+        if !self.ignored.is_empty() {
+            lines.push(format!("{store}: {IGNORED}: {}", self.ignored.join(", ")));
         }
         lines
     }

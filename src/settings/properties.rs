@@ -1,6 +1,8 @@
 //! Java `.properties` text: the format of Java NameServer config files, of the
 //! UPDATE_NAMESRV_CONFIG body and of GET_NAMESRV_CONFIG's answer.
 
+use std::borrow::Cow;
+
 use thiserror::Error;
 
 /// Text that `java.util.Properties.load` would reject.
@@ -27,6 +29,43 @@ pub fn decode(bytes: &[u8]) -> String {
 /// is false).
 pub fn java_trim(value: &str) -> &str {
     value.trim_matches(|c: char| c <= ' ')
+}
+
+/// The text of a saved `mqnamesrv -p` output as the properties it prints, or `text` as it is.
+///
+/// Java's `NamesrvStartup` prints `load config properties file OK, <file>` (stdout, no prefix)
+/// when given `-c`, then each setting through its console logger, whose pattern
+/// (`rmq.namesrv.logback.xml`: `%d{yyy-MM-dd HH:mm:ss,GMT+8} %p %t - %m%n`) puts
+/// `2025-01-02 10:00:00 INFO main - ` before `listenPort=9876`. When every other non-blank line
+/// carries that prefix, the prefixes and the `load config` line go; otherwise nothing is changed.
+pub fn strip_java_console(text: &str) -> Cow<'_, str> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    if lines.peek().is_some_and(|l| l.starts_with(LOAD_CONFIG_LINE)) {
+        lines.next();
+    }
+    let stripped: Option<Vec<&str>> = lines.map(console_message).collect();
+    match stripped {
+        Some(lines) if !lines.is_empty() => Cow::Owned(lines.iter().map(|l| format!("{l}\n")).collect()),
+        _ => Cow::Borrowed(text),
+    }
+}
+
+/// What Java's `NamesrvStartup` prints before `-p`'s lines when given `-c`.
+const LOAD_CONFIG_LINE: &str = "load config properties file OK, ";
+
+/// The message of a console log line, `<date> <time> <LEVEL> <thread> - <message>`.
+fn console_message(line: &str) -> Option<&str> {
+    let mut parts = line.splitn(5, ' ');
+    let (date, time, level, thread) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let message = parts.next()?.strip_prefix("- ")?;
+    let digits =
+        |s: &str, n: std::ops::RangeInclusive<usize>| n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit());
+    let date_ok = matches!(date.split('-').collect::<Vec<_>>()[..], [y, m, d] if digits(y, 3..=4) && digits(m, 2..=2) && digits(d, 2..=2));
+    let (clock, millis) = time.split_once(',').unwrap_or((time, "0"));
+    let time_ok = matches!(clock.split(':').collect::<Vec<_>>()[..], [h, m, s] if [h, m, s].iter().all(|p| digits(p, 2..=2)))
+        && digits(millis, 1..=9);
+    let level_ok = !level.is_empty() && level.bytes().all(|b| b.is_ascii_uppercase());
+    (date_ok && time_ok && level_ok && !thread.is_empty()).then_some(message)
 }
 
 /// Parses properties text into (key, value) pairs in file order.
@@ -142,6 +181,17 @@ pub fn write(pairs: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_saved_mqnamesrv_p_output_loses_its_log_prefixes() {
+        let saved = "load config properties file OK, /opt/ns.conf\n\
+                     2025-01-02 10:00:00 INFO main - listenPort=9876\n\
+                     2025-01-02 10:00:00,123 INFO main - rocketmqHome=\n";
+        assert_eq!(strip_java_console(saved), "listenPort=9876\nrocketmqHome=\n");
+        let plain = "listenPort=9876\n2025-01-02 10:00:00 INFO main - rocketmqHome=\n";
+        assert!(matches!(strip_java_console(plain), Cow::Borrowed(_)), "a mixed file is left as it is");
+        assert!(matches!(strip_java_console("a=1\n"), Cow::Borrowed(_)));
+    }
 
     fn pairs(text: &str) -> Vec<(String, String)> {
         parse(text).unwrap()

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use config::{File, FileFormat, Source, Value};
-use tracing::debug;
+use tracing::{debug, info};
 
 use super::{canonical_key, properties, ConfigFormat, SettingsError, JAVA_NAMES};
 
@@ -150,7 +150,7 @@ pub fn read_file(
     };
     debug!(file = %path.display(), format = %format, "reading config file");
     let values = match format {
-        ConfigFormat::Properties => properties::parse(&text)
+        ConfigFormat::Properties => properties::parse(&java_properties_text(path, &text))
             .map_err(|error| SettingsError::Properties { path: path.into(), error })?
             .into_iter()
             .map(|(k, v)| {
@@ -161,6 +161,16 @@ pub fn read_file(
         _ => parse_toml(&text).map_err(|error| SettingsError::Toml { path: path.into(), error })?,
     };
     Ok((Layer { origin, values }, format))
+}
+
+/// A properties file's text, its log prefixes dropped when it is a saved `mqnamesrv -p` output
+/// (see [`properties::strip_java_console`]), with an INFO line saying so.
+fn java_properties_text<'a>(path: &Path, text: &'a str) -> std::borrow::Cow<'a, str> {
+    let text = properties::strip_java_console(text);
+    if matches!(text, std::borrow::Cow::Owned(_)) {
+        info!(file = %path.display(), "read as a saved mqnamesrv -p output: its log prefixes are dropped");
+    }
+    text
 }
 
 /// The environment layer: `<PREFIX>_<KEY>` for every `KEY` that is a setting (any case, Java
@@ -223,7 +233,7 @@ pub fn is_kubernetes_service_link(rest: &str, value: &str) -> bool {
 
 /// The setting closest to a mistyped `rest` (our spelling or Java's, case and underscores
 /// ignored), when it is close enough to be the one meant.
-fn closest<'a>(rest: &str, keys: &'a [String]) -> Option<&'a str> {
+pub(super) fn closest<'a>(rest: &str, keys: &'a [String]) -> Option<&'a str> {
     let fold = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<Vec<_>>();
     let typed = fold(rest);
     if typed.is_empty() || typed.len() > 64 {

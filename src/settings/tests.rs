@@ -44,7 +44,10 @@ fn later_layers_win_and_java_names_are_accepted() {
 fn unknown_keys_fail_naming_the_key() {
     let user = temp_file("typo.toml", "scan_intervl_ms = 5\n");
     let err = Settings::load(None, Some(&user), "NAMESRV_TEST_TYPO", &[]).unwrap_err().to_string();
-    assert!(err.contains("scan_intervl_ms"), "{err}");
+    assert!(err.contains("unknown key scan_intervl_ms (did you mean scan_interval_ms?)"), "{err}");
+    let far = temp_file("far.toml", "heap_opts = 5\n");
+    let err = Settings::load(None, Some(&far), "NAMESRV_TEST_TYPO", &[]).unwrap_err().to_string();
+    assert!(err.contains("unknown key heap_opts (namesrv -p lists every key"), "{err}");
 }
 
 #[test]

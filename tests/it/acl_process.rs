@@ -158,3 +158,26 @@ fn a_brokers_access_key_binding_survives_a_restart() {
     let back = client.call(signed(broker_a.register_request(), "broker-a-key", "broker-a-secret"));
     assert_eq!(back.code, 0, "broker-a's own registration is accepted: {:?}", back.remark);
 }
+
+#[test]
+fn protecting_every_code_with_the_http_endpoint_open_to_other_hosts_is_warned_at_start() {
+    let dir = temp_dir();
+    let mut cmd = acl_command(&dir, "all", 2000);
+    cmd.env("NAMESRV_HTTP_LISTEN", "0.0.0.0:0");
+    let mut proc = Proc::spawn(cmd);
+    proc.addr();
+    let line = proc.wait_for_line(&["WARN", "acl_protect = all, but the HTTP endpoint answers without credentials"]);
+    assert!(line.contains("/api/v1/topics"), "{line}");
+
+    let mut cmd = acl_command(&dir, "all", 2000);
+    cmd.env("NAMESRV_HTTP_LISTEN", "0.0.0.0:0").arg("--check-config");
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert!(status.success(), "a warning, not a failure:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("warning: http endpoint 0.0.0.0:0: acl_protect = all"), "{stdout}");
+    drop(proc);
+
+    let mut proc = Proc::spawn(acl_command(&temp_dir(), "all", 2000));
+    proc.addr();
+    proc.wait_for_line(&["http endpoint up"]);
+    assert!(!proc.stderr().contains("answers without credentials"), "loopback is fine:\n{}", proc.stderr());
+}

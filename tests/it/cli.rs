@@ -48,7 +48,8 @@ fn unknown_config_key_fails_start_up_naming_the_key() {
     std::fs::write(&file, "listenPort = 9999\nscan_intervall_ms = 1\n").unwrap();
     let out = namesrv().arg("-c").arg(&file).arg("-p").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("scan_intervall_ms"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown key scan_intervall_ms (did you mean scan_interval_ms?)"), "{stderr}");
 }
 
 #[test]
@@ -93,6 +94,15 @@ fn every_shipped_config_file_loads() {
     }
     let out = namesrv().args(["--config-dir", "config", "-p"]).output().unwrap();
     assert!(out.status.success(), "config/default.toml as the defaults file: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_shipped_manifests_wait_for_the_brokers_on_a_cold_start() {
+    let out = namesrv().args(["-c", "deploy/kubernetes/namesrv.toml", "-p"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().any(|l| l == "need_wait_for_service = true"), "{stdout}");
+    let unit = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/systemd/namesrv.service")).unwrap();
+    assert!(unit.lines().any(|l| l == "Environment=NAMESRV_NEED_WAIT_FOR_SERVICE=true"), "{unit}");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! extFields at all) and the topic lists that read Java's tables, over real TCP.
 
 use crate::common::checks::{assert_success, body_text};
+use crate::common::requests::request;
 use crate::common::*;
 use namesrv::protocol::RemotingCommand;
 use serde_json::json;
@@ -60,4 +61,37 @@ fn the_system_topic_list_reads_the_cluster_table_as_java_does() {
     let resp = client.call(bare(304));
     let list: serde_json::Value = serde_json::from_slice(resp.body.as_deref().unwrap()).unwrap();
     assert_eq!(list, json!({"topicList": ["b", "c"]}), "the name stays in its cluster's set, as in Java");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Topic names: Java's RouteInfoManager.registerBroker and DefaultRequestProcessor.registerTopicToNamesrv
+// call no TopicValidator, so every name is routed as sent.
+
+#[test]
+fn a_first_registration_with_dotted_spaced_and_plain_topics_routes_all_three() {
+    let server = TestServer::start();
+    let mut conn = server.client();
+    // The single-topic guard counts the table as sent: three topics, not the one left over.
+    assert_success(&conn.register(&Broker::new("c", "b", 0, "127.0.0.1:10911").topics(&["Odd.T", "Odd T2", "OkT"])));
+    let mut client = server.client();
+    for name in ["Odd.T", "Odd T2", "OkT"] {
+        assert!(client.route(name).is_ok(), "{name} is routed");
+    }
+}
+
+#[test]
+fn register_topic_in_namesrv_accepts_what_java_accepts() {
+    let server = TestServer::start();
+    let mut conn = server.client();
+    assert_success(&conn.register(&Broker::new("c", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"])));
+    let long = "t".repeat(200);
+    let body = json!({"brokerDatas": [], "filterServerTable": {}, "queueDatas": [
+        {"brokerName": "broker-a", "perm": 6, "readQueueNums": 4, "topicSysFlag": 0, "writeQueueNums": 4}
+    ]});
+    let mut client = server.client();
+    for name in ["a.b", "x y", long.as_str()] {
+        let req = request(217, &[("topic", name)]).with_body(serde_json::to_vec(&body).unwrap());
+        assert_success(&client.call(req));
+        assert!(client.route(name).is_ok(), "{name} is routed after REGISTER_TOPIC_IN_NAMESRV");
+    }
 }

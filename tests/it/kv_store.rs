@@ -286,6 +286,28 @@ fn a_corrupt_kv_file_stops_start_up_naming_the_file_and_is_left_untouched() {
 }
 
 #[test]
+fn numbers_and_booleans_in_a_kv_file_are_read_as_java_reads_them() {
+    let dir = temp_dir();
+    let kv_path = dir.join("kvConfig.json");
+    let text = r#"{"configTable":{"ORDER_TOPIC_CONFIG":{"T":1},"ns":{"k":true,"f":1.50,"gone":null}}}"#;
+    std::fs::write(&kv_path, text).unwrap();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0"]);
+    let mut proc = Proc::spawn(cmd);
+    let mut client = Client::connect(proc.addr());
+    assert_eq!(value_of(&get_kv(&mut client, ORDER_TOPIC_CONFIG, "T")), Some("1"), "fastjson's StringCodec");
+    assert_eq!(value_of(&get_kv(&mut client, "ns", "k")), Some("true"));
+    assert_eq!(value_of(&get_kv(&mut client, "ns", "f")), Some("1.50"), "the digits as written");
+    assert_eq!(get_kv(&mut client, "ns", "gone").code, QUERY_NOT_FOUND, "null is no value");
+    assert!(proc.stderr().contains("not JSON strings"), "{}", proc.stderr());
+    drop(client);
+    proc.terminate();
+    proc.wait(std::time::Duration::from_secs(10));
+    let expected = json!({"configTable": {"ORDER_TOPIC_CONFIG": {"T": "1"}, "ns": {"k": "true", "f": "1.50"}}});
+    assert_eq!(read_json(&kv_path), expected, "written back as strings");
+}
+
+#[test]
 fn every_acknowledged_put_survives_kill_9() {
     const KEYS: usize = 50;
     let dir = temp_dir();

@@ -39,6 +39,12 @@ fn json_logs_are_one_object_per_line_with_the_span_fields() {
     let registered = lines.iter().find(|l| l["message"] == "broker registered").unwrap();
     assert_eq!((registered["broker"].as_str(), registered["level"].as_str()), (Some("b1"), Some("INFO")));
     assert_eq!(registered["span"]["actor"], "registry", "{registered}");
+    let start = lines.iter().find(|l| l["message"] == "starting namesrv").unwrap();
+    for field in ["version", "commit", "listen", "kv_config_path", "config_store_path", "broker_timeout_ms", "tls_mode"]
+    {
+        assert!(!start[field].is_null(), "{field} is a field of the start line: {start}");
+    }
+    assert!(!stderr.contains("Settings {"), "no Debug dump of the settings:\n{stderr}");
 }
 
 #[test]

@@ -21,6 +21,7 @@ mod fair_shares;
 mod http_endpoint;
 mod ipv6;
 mod java_parity;
+mod java_store;
 mod kv_backup;
 mod kv_store;
 mod limits;

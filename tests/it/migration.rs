@@ -102,11 +102,10 @@ fn apaches_namesrv_conf_is_read_as_java_properties_and_serves() {
         "enableAllTopicList=false applies"
     );
     let stderr = proc.stderr();
+    let warned: Vec<&str> = stderr.lines().filter(|l| l.contains("ignoring Java settings")).collect();
+    assert_eq!(warned.len(), 1, "one summary line:\n{stderr}");
     for key in ["serverWorkerThreads", "clientWorkerThreads", "useTLS", "enableControllerInNamesrv"] {
-        assert!(
-            stderr.lines().any(|l| l.contains("ignoring Java setting") && l.contains(&format!("key={key}"))),
-            "{key} warns:\n{stderr}"
-        );
+        assert!(warned[0].contains(&format!("\"{key}\"")), "{key} is named:\n{stderr}");
     }
 }
 
@@ -217,11 +216,28 @@ fn every_key_java_accepts_in_its_file_warns_instead_of_failing() {
     {
         assert!(line_is(&stdout, line), "{line} in\n{stdout}");
     }
+    let warned: Vec<&str> = stderr.lines().filter(|l| l.contains("ignoring Java settings")).collect();
+    assert_eq!(warned.len(), 1, "one summary line, not one per key (issue 37, 13a):\n{stderr}");
     for key in ["productEnvName", "serverWorkerThreads", "isScanAvailableNameSrv", "useTLS", "socksProxyConfig"] {
-        assert!(stderr.contains(&format!("key={key} ")), "{key} warns:\n{stderr}");
+        assert!(warned[0].contains(&format!("\"{key}\"")), "{key} is named:\n{stderr}");
     }
-    let warned = stderr.lines().filter(|l| l.contains("ignoring Java setting")).count();
-    assert_eq!(warned, 43, "one warning per Java key without a setting here:\n{stderr}");
+    assert!(warned[0].contains("count=43"), "every Java key without a setting here:\n{stderr}");
+}
+
+#[test]
+fn dotted_keys_of_a_java_file_are_ignored_as_java_ignores_them() {
+    let dir = temp_dir();
+    let text = "rocketmq.namesrv.domain=x\ncom.rocketmq.remoting.socket.sndbuf.size=65536\nlistenPort=0\n\
+                needWaitForService=yes\n";
+    let file = write(&dir, "dotted.conf", text);
+    let mut cmd = namesrv_command(&dir);
+    cmd.arg("-c").arg(&file).args(["-p", "--format", "properties"]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert!(status.success(), "exit {status}; stderr:\n{stderr}");
+    assert!(line_is(&stdout, "needWaitForService=false"), "Boolean.parseBoolean(\"yes\") is false:\n{stdout}");
+    let warned = stderr.lines().find(|l| l.contains("ignoring Java settings")).unwrap_or_default();
+    assert!(warned.contains("\"rocketmq.namesrv.domain\""), "{stderr}");
+    assert!(stderr.contains("needWaitForService=yes") && stderr.contains("Boolean.parseBoolean"), "{stderr}");
 }
 
 #[test]
@@ -302,4 +318,50 @@ fn runtime_updates_with_a_toml_config_survive_a_restart_below_environment_and_fl
     let mut proc = Proc::spawn(cmd);
     let resp = all_topic_list(&mut Client::connect(proc.addr()));
     assert_eq!(resp.code, SUCCESS, "the environment is a later layer than runtime updates");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A Java NameServer's store at Java's default path, which is also ours
+
+#[test]
+fn a_java_dump_in_the_default_store_cannot_move_the_listener() {
+    let dir = temp_dir();
+    std::fs::create_dir_all(dir.join("namesrv")).unwrap();
+    let java_store = "bindAddress=0.0.0.0\nlistenPort=0\nserverWorkerThreads=8\n\
+                      configStorePath=/root/namesrv/namesrv.properties\nenableAllTopicList=false\n";
+    let store = write(&dir.join("namesrv"), "namesrv.properties", java_store);
+    let file = write(&dir, "namesrv.toml", "bind_address = \"127.0.0.1\"\nlisten_port = 0\n");
+    let mut cmd = namesrv_command(&dir);
+    cmd.env_remove("NAMESRV_CONFIG_STORE_PATH").env("HOME", &dir).arg("-c").arg(&file);
+    let mut proc = Proc::spawn(cmd);
+    let addr = proc.addr();
+    assert!(addr.ip().is_loopback(), "the TOML's bind_address holds, not the Java store's: {addr}");
+    let resp = all_topic_list(&mut Client::connect(addr));
+    assert_eq!(resp.remark.as_deref(), Some("disable"), "the store's runtime key still applies");
+    let stderr = proc.stderr();
+    let store = store.display().to_string();
+    let warned = stderr.lines().find(|l| l.contains("cannot set") && l.contains(&store)).unwrap_or_default();
+    for key in ["listenPort", "bindAddress", "configStorePath", "serverWorkerThreads"] {
+        assert!(warned.contains(&format!("\"{key}\"")), "{key} named:\n{stderr}");
+    }
+    assert!(stderr.contains("written by a Java NameServer"), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Relative paths
+
+#[test]
+fn relative_paths_in_a_config_file_are_relative_to_the_file_and_flags_to_the_working_directory() {
+    let dir = temp_dir();
+    let file = write(&dir, "ns.toml", "kv_config_path = \"state/kv.json\"\ntls_cert_file = \"/abs/cert.pem\"\n");
+    let mut cmd = namesrv_command(&dir);
+    cmd.env_remove("NAMESRV_KV_CONFIG_PATH").arg("-c").arg(&file).args(["--set", "acl_accounts_file=acc.json", "-p"]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert!(status.success(), "exit {status}; stderr:\n{stderr}");
+    let kv = format!("kv_config_path = \"{}\"", dir.join("state/kv.json").display());
+    assert!(line_is(&stdout, &kv), "{kv} in\n{stdout}");
+    let cwd = Path::new(env!("CARGO_MANIFEST_DIR")).join("acc.json");
+    assert!(line_is(&stdout, &format!("acl_accounts_file = \"{}\"", cwd.display())), "{stdout}");
+    assert!(line_is(&stdout, "tls_cert_file = \"/abs/cert.pem\""), "absolute paths stay:\n{stdout}");
+    assert!(line_is(&stdout, "tls_client_ca_file = \"\""), "empty stays empty:\n{stdout}");
 }

@@ -109,6 +109,32 @@ fn get_namesrv_config_lists_javas_remoting_keys_with_what_this_server_does() {
 }
 
 #[test]
+fn get_namesrv_config_lists_every_key_java_5_3_3_lists() {
+    let server = TestServer::start();
+    let text = get_config(&mut server.client());
+    let pairs = config_pairs(&text);
+    let java =
+        namesrv::settings::java::NAMESRV_CONFIG_KEYS.iter().chain(namesrv::settings::java::NETTY_SERVER_CONFIG_KEYS);
+    for key in java {
+        let count = pairs.iter().filter(|(k, _)| k == key).count();
+        assert_eq!(
+            count, 1,
+            "{key}: Java's Configuration lists every NamesrvConfig and NettyServerConfig field:\n{text}"
+        );
+    }
+    let threads = server.settings.connection_threads().to_string();
+    for (key, value) in [
+        ("clientRequestThreadPoolNums", threads.as_str()),
+        ("defaultThreadPoolNums", threads.as_str()),
+        ("enableControllerInNamesrv", "false"),
+        ("enableShutdownGracefully", "true"),
+        ("shutdownWaitTimeSeconds", "5"),
+    ] {
+        assert_eq!(config_value(&text, key).as_deref(), Some(value), "{key} in\n{text}");
+    }
+}
+
+#[test]
 fn get_namesrv_config_reports_the_port_actually_bound_when_listen_port_is_zero() {
     let server = TestServer::start();
     assert_eq!(server.settings.listen.listen_port, 0);

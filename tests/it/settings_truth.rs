@@ -72,3 +72,57 @@ fn a_log_filter_that_does_not_parse_fails_the_check() {
     assert_eq!(status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(stderr.contains("log_filter"), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// --check-config beside the running server it checks
+
+#[test]
+fn check_config_passes_beside_the_running_server_that_holds_its_state() {
+    let dir = temp_dir();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0"]);
+    let mut proc = Proc::spawn(cmd);
+    let addr = proc.addr().to_string();
+    let http = proc.wait_for_line(&["http endpoint up"]);
+    let http = http.split("http_addr=").nth(1).and_then(|s| s.split_whitespace().next()).unwrap().to_owned();
+
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--check-config", "--listen", &addr, "--set", &format!("http_listen={http}")]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert!(status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let pid = format!("held by the running namesrv (pid {})", proc.pid());
+    assert!(stdout.lines().any(|l| l.contains(&format!("listen address {addr}")) && l.contains(&pid)), "{stdout}");
+    assert!(stdout.lines().any(|l| l.contains(&format!("http endpoint {http}")) && l.contains(&pid)), "{stdout}");
+
+    let mut cmd = namesrv_command(&temp_dir());
+    cmd.args(["--check-config", "--listen", &addr]);
+    let (status, _, stderr) = run_to_exit(cmd);
+    assert_eq!(status.code(), Some(1), "another state directory's server is no excuse:\n{stderr}");
+
+    let mut cmd = namesrv_command(&temp_dir());
+    cmd.args(["--check-config", "--no-bind", "--listen", &addr]);
+    let (status, stdout, stderr) = run_to_exit(cmd);
+    assert!(status.success() && stdout.contains("not bound (--no-bind)"), "stdout:\n{stdout}\nstderr:\n{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state lock covers config_store_path
+
+#[test]
+fn two_servers_on_one_config_store_are_refused_whatever_their_kv_paths() {
+    let (first_dir, second_dir) = (temp_dir(), temp_dir());
+    let store = first_dir.join("shared.properties");
+    let mut cmd = namesrv_command(&first_dir);
+    cmd.env("NAMESRV_CONFIG_STORE_PATH", &store).args(["--listen", "127.0.0.1:0"]);
+    let mut first = Proc::spawn(cmd);
+    first.addr();
+
+    let mut cmd = namesrv_command(&second_dir);
+    cmd.env("NAMESRV_CONFIG_STORE_PATH", &store).args(["--listen", "127.0.0.1:0"]);
+    let (status, _, stderr) = run_to_exit(cmd);
+    assert_eq!(status.code(), Some(1), "stderr:\n{stderr}");
+    let named = format!("config_store_path {} is in use by another namesrv (pid {}", store.display(), first.pid());
+    assert!(stderr.contains(&named), "{named} in\n{stderr}");
+    assert!(stderr.contains("its own kv_config_path and config_store_path"), "{stderr}");
+    assert!(!stderr.contains("listening"), "it never served:\n{stderr}");
+}

@@ -197,24 +197,6 @@ impl TopicTable {
         self.entries.is_empty()
     }
 
-    /// Keeps only the topics whose name passes `keep`; returns how many were left out and the
-    /// first name left out. Names stay in the buffer (it is freed with the table).
-    pub fn retain_names(&mut self, mut keep: impl FnMut(&str) -> bool) -> (usize, Option<String>) {
-        let text = &self.text;
-        let slice = |(start, len): (u32, u32)| &text[start as usize..(start + len) as usize];
-        let mut first_dropped = None;
-        let before = self.entries.len();
-        self.entries.retain(|e| {
-            let name = slice(e.name);
-            let kept = keep(name);
-            if !kept && first_dropped.is_none() {
-                first_dropped = Some(name.chars().take(64).collect());
-            }
-            kept
-        });
-        (before - self.entries.len(), first_dropped)
-    }
-
     /// The topics in body order.
     pub fn iter(&self) -> impl Iterator<Item = TopicRef<'_>> {
         let text = &self.text;
