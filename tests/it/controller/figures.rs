@@ -301,7 +301,7 @@ fn figure_peer_restart_catch_up() {
     let (median, max) = median_max(&samples);
     json_line(
         "peer_restart_catch_up",
-        serde_json::json!({ "peers": 3, "writes": WRITES, "reps": REPS, "settle_ms": SETTLE.as_millis() as u64, "median_ms": median, "max_ms": max,
+        serde_json::json!({ "peers": 3, "writes": WRITES, "reps": REPS, "median_ms": median, "max_ms": max,
             "samples_ms": samples, "writes_took_ms": write_ms }),
     );
 }
