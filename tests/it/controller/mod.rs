@@ -7,6 +7,7 @@ mod api;
 mod broker;
 mod cluster;
 mod config;
+mod figures;
 mod history;
 mod metrics;
 mod peers;
