@@ -7,7 +7,9 @@
 use std::time::{Duration, Instant};
 
 use namesrv::protocol::command::FLAG_ONEWAY;
-use namesrv::protocol::controller::header::{ApplyBrokerIdHeader, ControllerHeartbeatHeader, RegisterToControllerHeader};
+use namesrv::protocol::controller::header::{
+    ApplyBrokerIdHeader, ControllerHeartbeatHeader, RegisterToControllerHeader,
+};
 use namesrv::protocol::controller::response::MasterFields;
 use namesrv::protocol::RemotingCommand;
 use namesrv_testkit::controller::ControllerCluster;
@@ -51,7 +53,8 @@ fn beats_sent(b: &ControllerBroker) -> usize {
 }
 
 fn json_line(figure: &str, fields: serde_json::Value) {
-    let mut line = serde_json::json!({ "figure": figure, "build": if cfg!(debug_assertions) { "debug" } else { "release" } });
+    let mut line =
+        serde_json::json!({ "figure": figure, "build": if cfg!(debug_assertions) { "debug" } else { "release" } });
     for (k, v) in fields.as_object().unwrap() {
         line[k] = v.clone();
     }
