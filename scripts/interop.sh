@@ -251,8 +251,8 @@ main() {
     start_namesrv ns1 29876 || { log "namesrv did not start"; FAILED=1; echo "0 passed, 1 failed"; exit 1; }
 
     # 0. nsadmin's reads against the rocketmq-rust NameServer, and a diff between it and namesrv.
-    check "nsadmin reads work against the rocketmq-rust NameServer" env NSADMIN_PEER_REQUIRED=1 \
-        ROCKETMQ_PEERS="$PEERS" bash -c "cd '$ROOT' && cargo test -q --locked -p nsadmin --test peer -- --nocapture"
+    check "nsadmin reads work against the rocketmq-rust NameServer" env \
+        ROCKETMQ_PEERS="$PEERS" bash -c "cd '$ROOT' && cargo test -q --locked -p nsadmin --test peer -- --ignored --nocapture"
 
     # 1. JSON headers: registers, listed with its topics; a client routes, produces, consumes.
     start_broker broker-json 30911 "$ns"

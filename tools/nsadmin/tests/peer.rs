@@ -2,8 +2,9 @@
 //! binary `rocketmq-namesrv-rust`), and `diff` between it and namesrv holding the same broker.
 //!
 //! The binary is looked up in `$ROCKETMQ_PEERS/bin`, default `~/.cache/rocketmq-peers/bin`
-//! (`scripts/interop.sh` installs it there). Without it the test prints why and passes, unless
-//! `NSADMIN_PEER_REQUIRED=1` (set by `scripts/interop.sh`) makes that a failure.
+//! (`scripts/interop.sh` installs it there and runs this test with `--ignored`). The test is
+//! ignored otherwise, so a run without the peer reports it as ignored, never as passed; run
+//! without the binary, it fails.
 
 mod common;
 
@@ -78,13 +79,9 @@ impl Drop for PeerNamesrv {
 }
 
 #[test]
+#[ignore = "needs rocketmq-namesrv-rust: scripts/interop.sh installs it and runs this with --ignored"]
 fn read_subcommands_work_against_the_rocketmq_rust_namesrv() {
-    let Some(bin) = peer_binary() else {
-        let required = std::env::var("NSADMIN_PEER_REQUIRED").is_ok_and(|v| v == "1");
-        assert!(!required, "rocketmq-namesrv-rust is not installed and NSADMIN_PEER_REQUIRED=1");
-        println!("SKIPPED: rocketmq-namesrv-rust not found in $ROCKETMQ_PEERS/bin or ~/.cache/rocketmq-peers/bin");
-        return;
-    };
+    let bin = peer_binary().expect("rocketmq-namesrv-rust in $ROCKETMQ_PEERS/bin or ~/.cache/rocketmq-peers/bin");
     let peer = PeerNamesrv::start(&bin);
     let ns = peer.addr.to_string();
     let broker = Broker::new("PeerCluster", "broker-p", 0, "127.0.0.1:10911").topics(&["PeerTopic", "Other"]);
