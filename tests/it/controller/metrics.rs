@@ -33,16 +33,29 @@ fn raft_role_term_and_leader_changes_follow_a_new_leader() {
     let changes = figure(&cluster, follower, "namesrv_controller_raft_leader_changes_total");
     assert!(term >= 1.0 && changes >= 1.0, "term {term}, leader changes {changes}");
     assert!(figure(&cluster, leader, "namesrv_controller_raft_applied_index") >= 1.0, "the leader's blank entry");
+    // Each follower's own figures before the change: peers count the changes they saw.
+    let before: Vec<(f64, f64)> = (0..3)
+        .map(|i| {
+            if i == leader {
+                return (0.0, 0.0);
+            }
+            assert!(eventually(WAIT, || figure(&cluster, i, "namesrv_controller_raft_leader_known") == 1.0));
+            let term = figure(&cluster, i, "namesrv_controller_raft_term");
+            (term, figure(&cluster, i, "namesrv_controller_raft_leader_changes_total"))
+        })
+        .collect();
 
     cluster.stop(leader);
     let new_leader = cluster.wait_leader(WAIT);
     assert!(eventually(WAIT, || figure(&cluster, new_leader, "namesrv_controller_raft_leader") == 1.0));
     let survivor = (0..3).find(|i| *i != leader && *i != new_leader).unwrap();
+    let (term_before, changes_before) = before[survivor];
     assert!(
-        eventually(WAIT, || figure(&cluster, survivor, "namesrv_controller_raft_leader_changes_total") > changes),
+        eventually(WAIT, || figure(&cluster, survivor, "namesrv_controller_raft_leader_changes_total")
+            > changes_before),
         "the surviving follower counted the new leader"
     );
-    assert!(figure(&cluster, survivor, "namesrv_controller_raft_term") > term, "a new term");
+    assert!(figure(&cluster, survivor, "namesrv_controller_raft_term") > term_before, "a new term");
     assert_eq!(figure(&cluster, survivor, "namesrv_controller_raft_leader"), 0.0);
 }
 
