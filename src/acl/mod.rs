@@ -192,7 +192,7 @@ impl Acl {
         if let Some(suppressed) = self.warnings.admit() {
             let access_key = req.ext(ACCESS_KEY).map_or_else(|| "-".to_owned(), shown);
             let (code, oneway) = (req.code, req.is_oneway());
-            warn!(%peer, %access_key, code, oneway, suppressed, "request refused by access control: {why}");
+            warn!(%peer, %access_key, code, oneway, reason, suppressed, "request refused by access control: {why}");
         }
     }
 }

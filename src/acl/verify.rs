@@ -59,8 +59,10 @@ pub enum Denied {
     /// The peer's address is outside the global allow list.
     #[error("address {0} is not allowed")]
     AddressNotAllowed(IpAddr),
-    /// No account has this access key.
-    #[error("unknown AccessKey {0}")]
+    /// No account has this access key. Its remark is a wrong signature's, word for word, so a
+    /// peer without a secret cannot learn which keys exist (the log's `reason` and the metrics
+    /// tell the two apart).
+    #[error("signature refused for AccessKey {0} (unknown key or wrong secret)")]
     UnknownAccessKey(String),
     /// The account may not be used from this address.
     #[error("AccessKey {0} is not allowed from address {1}")]
@@ -69,7 +71,7 @@ pub enum Denied {
     #[error("no Signature for AccessKey {0}")]
     MissingSignature(String),
     /// The signature is not the one the account's secret gives.
-    #[error("signature mismatch for AccessKey {0}")]
+    #[error("signature refused for AccessKey {0} (unknown key or wrong secret)")]
     BadSignature(String),
     /// The account's role may not send this code.
     #[error("AccessKey {key} (role {role}) may not send request code {code}")]
@@ -151,6 +153,10 @@ pub fn names_a_listed_broker(account: &Account, req: &RemotingCommand) -> Result
 
 /// Checks who signed `req`: the account it names, from the address `peer`, with a signature
 /// over its fields and body. What the account may send is the caller's to check.
+///
+/// An unknown key and a wrong signature are answered alike, after the same work (a signature
+/// checked against a stand-in secret), and the account's own address list is checked only once
+/// the signature holds: without the secret, no answer tells whether a key exists.
 pub fn authenticate<'a>(
     accounts: &'a Accounts,
     peer: IpAddr,
@@ -162,16 +168,24 @@ pub fn authenticate<'a>(
     if !accounts.allows(peer) {
         return Err(Denied::AddressNotAllowed(peer.to_canonical()));
     }
-    let account = accounts.get(key).ok_or_else(|| Denied::UnknownAccessKey(shown(key)))?;
+    let signature = req.ext(SIGNATURE).ok_or_else(|| Denied::MissingSignature(shown(key)))?;
+    let account = accounts.get(key);
+    let secret = account.map_or(STAND_IN_SECRET, |a| a.secret());
+    let signed = verify(signed_fields(req), req.body.as_deref(), secret, signature);
+    let Some(account) = account else {
+        return Err(Denied::UnknownAccessKey(shown(key)));
+    };
+    if !signed {
+        return Err(Denied::BadSignature(shown(key)));
+    }
     if !account.allows(peer) {
         return Err(Denied::AccountAddressNotAllowed(shown(key), peer.to_canonical()));
     }
-    let signature = req.ext(SIGNATURE).ok_or_else(|| Denied::MissingSignature(shown(key)))?;
-    if !verify(signed_fields(req), req.body.as_deref(), account.secret(), signature) {
-        return Err(Denied::BadSignature(shown(key)));
-    }
     Ok(account)
 }
+
+/// What an unknown key's signature is checked against, so that it costs what a known key's does.
+const STAND_IN_SECRET: &str = "namesrv-stand-in-secret-for-unknown-access-keys";
 
 /// The fields the signature covers: all but `Signature` (skipped by the signer itself), and
 /// `_UNIQUE_KEY_QUERY` from clients up to 4.9.3, which did not sign it.

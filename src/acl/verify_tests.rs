@@ -118,6 +118,24 @@ fn every_failure_says_what_was_missing_or_wrong() {
 }
 
 #[test]
+fn without_the_secret_no_remark_tells_whether_a_key_exists() {
+    let remark = |key: &str, secret: &str, missing: bool| {
+        let mut req = signed(100, &[], key, secret);
+        if missing {
+            req.ext_fields = Some(ExtFields::new().with("AccessKey", key));
+        }
+        denied(&req).to_string().replace(key, "KEY")
+    };
+    for missing_signature in [false, true] {
+        let unknown = remark("nobody", "x", missing_signature);
+        assert_eq!(remark("ops", "wrong", missing_signature), unknown, "a known key");
+        assert_eq!(remark("lan-only", "wrong", missing_signature), unknown, "a known key outside its allow list");
+    }
+    assert_eq!(denied(&signed(100, &[], "nobody", "x")).reason(), "unknown_access_key", "the metrics still tell");
+    assert_eq!(denied(&signed(100, &[], "ops", "x")).reason(), "bad_signature");
+}
+
+#[test]
 fn a_replayed_request_with_one_field_changed_fails() {
     let original = signed(216, &[("topic", "Orders"), ("clusterName", "c1")], "ops", "ops-secret");
     assert!(check(&accounts(), LOCAL, &original).is_ok());

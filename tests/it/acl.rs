@@ -81,8 +81,8 @@ fn a_refused_peer_gets_no_permission_with_a_remark_saying_what_was_wrong() {
     let put = || request(100, &[("namespace", "ns"), ("key", "k"), ("value", "v")]);
     let cases = [
         (put(), "no AccessKey: request code 100 needs credentials (access control is on)"),
-        (signed(put(), "nobody", "x"), "unknown AccessKey nobody"),
-        (signed(put(), "ops", "not-the-secret"), "signature mismatch for AccessKey ops"),
+        (signed(put(), "nobody", "x"), "signature refused for AccessKey nobody (unknown key or wrong secret)"),
+        (signed(put(), "ops", "not-the-secret"), "signature refused for AccessKey ops (unknown key or wrong secret)"),
         (request(100, &[("namespace", "ns"), ("AccessKey", "ops")]), "no Signature for AccessKey ops"),
         (signed(put(), "app", "app-secret"), "AccessKey app (role client) may not send request code 100"),
     ];
@@ -102,7 +102,10 @@ fn a_replayed_request_with_one_field_changed_is_refused_and_changes_nothing() {
     let mut replay = original.clone();
     replay.ext_fields.as_mut().unwrap().insert("value", "v2");
     let resp = client.call(replay);
-    assert_eq!((resp.code, resp.remark.as_deref()), (NO_PERMISSION, Some("signature mismatch for AccessKey ops")));
+    assert_eq!(
+        (resp.code, resp.remark.as_deref()),
+        (NO_PERMISSION, Some("signature refused for AccessKey ops (unknown key or wrong secret)"))
+    );
     let mut body_added = original;
     body_added.body = Some(b"extra".to_vec().into());
     assert_eq!(client.call(body_added).code, NO_PERMISSION, "the body is signed too");
