@@ -40,7 +40,7 @@
 //! Imports run downward only, through these layers (a module may use its own layer and those
 //! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
 //! `acl`, `tls` → `kv`, `config_store`, `warm`, `controller` → `registry` → `notifier` →
-//! `mailbox`, `listen`, `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `statelock`,
+//! `mailbox`, `listen`, `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `secret_file`, `statelock`,
 //! `origin`, `peers`, `limits` →
 //! `settings`; beneath them all the `namesrv-protocol` crate (`protocol` → `model`), which
 //! depends on nothing of the server.
@@ -73,6 +73,7 @@ pub mod persist;
 pub mod preflight;
 pub mod ratelog;
 pub mod registry;
+pub mod secret_file;
 pub mod server;
 pub mod settings;
 pub mod statelock;

@@ -15,6 +15,7 @@ use crate::acl::accounts::{Accounts, AccountsError};
 use crate::kv::{self, KvError};
 use crate::listen;
 use crate::observe;
+use crate::secret_file::open_to_others;
 use crate::settings::{Settings, TlsMode};
 use crate::statelock::StateLock;
 use crate::tls::{server_config, TlsError, TlsFiles};
@@ -70,6 +71,7 @@ pub fn check(settings: &Settings, bind: bool) -> Result<Vec<String>, PreflightEr
     if settings.acl.acl_enabled {
         let accounts = Accounts::load(Path::new(&settings.acl.acl_accounts_file))?;
         report.push(format!("accounts file {}: {} accounts", settings.acl.acl_accounts_file, accounts.len()));
+        report.extend(open_secret(&settings.acl.acl_accounts_file, "accounts file"));
     }
     if settings.tls.tls_mode != TlsMode::Disabled {
         server_config(&TlsFiles::from_settings(settings))?;
@@ -77,6 +79,7 @@ pub fn check(settings: &Settings, bind: bool) -> Result<Vec<String>, PreflightEr
             "TLS ({}): certificate {} and its key load",
             settings.tls.tls_mode, settings.tls.tls_cert_file
         ));
+        report.extend(open_secret(&settings.tls.tls_key_file, "TLS private key file"));
     }
     Ok(report)
 }
@@ -147,4 +150,10 @@ fn open_http(settings: &Settings) -> Option<String> {
     let addrs = http.to_socket_addrs().ok()?;
     let warning = addrs.into_iter().find_map(|a| observe::open_http_warning(settings, a.ip()))?;
     Some(format!("warning: http endpoint {http}: {warning} (readable: {})", observe::READABLE_WITHOUT_CREDENTIALS))
+}
+
+/// `--check-config`'s warning line for a file holding secrets that others may read.
+fn open_secret(path: &str, what: &str) -> Option<String> {
+    let mode = open_to_others(Path::new(path))?;
+    Some(format!("warning: {what} {path} is readable by group or others (mode {mode:o}): chmod 600 it"))
 }

@@ -32,6 +32,7 @@ use crate::origin::Origin;
 use crate::protocol::signature::{SessionCredentials, ACCESS_KEY};
 use crate::protocol::RemotingCommand;
 use crate::ratelog::RateLimit;
+use crate::secret_file::warn_if_open_to_others;
 use crate::settings::{AclProtect, Settings};
 use accounts::{Account, Accounts, AccountsError, Role};
 use transport::TransportRules;
@@ -111,7 +112,7 @@ impl Acl {
         let path = PathBuf::from(&settings.acl.acl_accounts_file);
         let acl = Acl::new(Accounts::load(&path)?, settings.acl.acl_protect, metrics)
             .with_rules(TransportRules::of(settings));
-        warn_if_readable_by_others(&path);
+        warn_if_open_to_others(&path, "accounts file");
         info!(file = %path.display(), accounts = acl.accounts.load().len(), protect = %acl.protect, "access control on");
         let table = acl.accounts.clone();
         let timing = Timing::of(settings);
@@ -193,17 +194,6 @@ impl Acl {
             let access_key = req.ext(ACCESS_KEY).map_or_else(|| "-".to_owned(), shown);
             let (code, oneway) = (req.code, req.is_oneway());
             warn!(%peer, %access_key, code, oneway, reason, suppressed, "request refused by access control: {why}");
-        }
-    }
-}
-
-/// The accounts file holds secrets: say so when others than its owner may read it.
-fn warn_if_readable_by_others(path: &std::path::Path) {
-    #[cfg(unix)]
-    if let Ok(meta) = std::fs::metadata(path) {
-        use std::os::unix::fs::PermissionsExt;
-        if meta.permissions().mode() & 0o077 != 0 {
-            warn!(file = %path.display(), mode = format!("{:o}", meta.permissions().mode() & 0o777), "accounts file is readable by group or others: chmod 600 it");
         }
     }
 }

@@ -11,6 +11,7 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use thiserror::Error;
 
+use crate::secret_file::warn_if_open_to_others;
 use crate::settings::Settings;
 
 /// The files a TLS configuration is made of.
@@ -77,6 +78,7 @@ pub fn server_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let certs: Vec<CertificateDer<'static>> = read_pem("certificate", &files.cert)?;
     let key: PrivateKeyDer<'static> = read_pem("private key", &files.key)?.remove(0);
+    warn_if_open_to_others(&files.key, "TLS private key file");
     let config_error = |error| TlsError::Config { cert: files.cert.clone(), key: files.key.clone(), error };
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()

@@ -79,6 +79,35 @@ fn start_up_and_check_config_fail_on_a_bad_certificate_naming_the_file() {
 }
 
 #[test]
+fn a_private_key_others_may_read_is_warned_at_start_and_by_check_config() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir();
+    let pki = Pki::new("test CA");
+    let warned = |stdout: &str, stderr: &str| {
+        (stdout.contains("warning: TLS private key file"), stderr.contains("TLS private key file is readable"))
+    };
+    let mut check = tls_command(&dir, &pki, "permissive", 2000);
+    check.arg("--check-config");
+    let (status, stdout, stderr) = run_to_exit(check);
+    assert!(status.success());
+    assert_eq!(warned(&stdout, &stderr), (false, false), "mode 600: {stdout}{stderr}");
+    let key = dir.join("server.key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut check = namesrv_command(&dir);
+    check.args(["--listen", "127.0.0.1:0", "--check-config"]).env("NAMESRV_TLS_MODE", "permissive");
+    check.env("NAMESRV_TLS_CERT_FILE", dir.join("server.pem")).env("NAMESRV_TLS_KEY_FILE", &key);
+    let (status, stdout, stderr) = run_to_exit(check);
+    assert!(status.success(), "a warning, not a refusal: {stderr}");
+    assert!(stdout.contains("server.key is readable by group or others (mode 644): chmod 600 it"), "{stdout}");
+    let mut start = namesrv_command(&dir);
+    start.args(["--listen", "127.0.0.1:0"]).env("NAMESRV_TLS_MODE", "permissive");
+    start.env("NAMESRV_TLS_CERT_FILE", dir.join("server.pem")).env("NAMESRV_TLS_KEY_FILE", &key);
+    let mut proc = Proc::spawn(start);
+    let line = proc.wait_for_line(&["WARN", "TLS private key file is readable by group or others"]);
+    assert!(line.contains("server.key") && line.contains("mode=644"), "{line}");
+}
+
+#[test]
 fn a_bad_certificate_on_reload_is_logged_and_sighup_rereads_the_files() {
     let dir = temp_dir();
     let pki = Pki::new("test CA");

@@ -96,12 +96,15 @@ impl Pki {
         (cert.pem(), key.serialize_pem())
     }
 
-    /// Writes a server certificate and key named `cn` into `dir` as `server.pem`, `server.key`.
+    /// Writes a server certificate and key named `cn` into `dir` as `server.pem`, `server.key`
+    /// (the key readable by its owner only).
     pub fn write_server(&self, dir: &Path, cn: &str) -> (PathBuf, PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
         let (cert, key) = self.leaf(cn);
         let (cert_path, key_path) = (dir.join("server.pem"), dir.join("server.key"));
         std::fs::write(&cert_path, cert).unwrap();
         std::fs::write(&key_path, key).unwrap();
+        std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o600)).unwrap();
         (cert_path, key_path)
     }
 }
