@@ -6,6 +6,7 @@
 //! scraped. `history` keeps the last minutes of request rate, p99 and mailbox depth.
 
 pub mod build;
+pub mod clusters;
 pub mod controller;
 pub mod elections;
 pub mod histogram;
@@ -170,6 +171,8 @@ pub struct Metrics {
     brokers: Gauge,
     provisional_brokers: Gauge,
     clusters: Gauge,
+    /// Broker counts per cluster and role.
+    pub cluster_brokers: clusters::ClusterGauges,
     topics: Gauge,
     queue_entries: Gauge,
     registrations: Family<ResultLabel, Counter>,
@@ -258,6 +261,7 @@ impl Metrics {
             brokers: Gauge::default(),
             provisional_brokers: Gauge::default(),
             clusters: Gauge::default(),
+            cluster_brokers: Default::default(),
             queue_entries: Gauge::default(),
             topics: Gauge::default(),
             registrations: Family::default(),
@@ -296,6 +300,7 @@ impl Metrics {
         let provisional = self.provisional_brokers.clone();
         ns.register("provisional_brokers", "Brokers loaded from a route snapshot, not registered since", provisional);
         ns.register("clusters", "Clusters", self.clusters.clone());
+        self.cluster_brokers.register(ns);
         ns.register("topics", "Topics with queue data", self.topics.clone());
         let entries = self.queue_entries.clone();
         ns.register("route_queue_entries", "Queue entries: a topic's queue data on one broker group", entries);

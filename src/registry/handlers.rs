@@ -184,6 +184,12 @@ impl Apply<RouteRegistry> for GetFigures {
     }
 }
 
+impl Apply<RouteRegistry> for GetClusterFigures {
+    fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
+        registry.tables.cluster_figures()
+    }
+}
+
 impl Apply<RouteRegistry> for ListBrokers {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
         let now = registry.now_ms();

@@ -182,6 +182,13 @@ pub struct GetFigures {
 }
 request!(GetFigures, crate::metrics::RegistryFigures, query);
 
+/// Broker counts per cluster and role, sorted by cluster, for `/metrics`.
+#[derive(Debug)]
+pub struct GetClusterFigures {
+    pub conn: ConnId,
+}
+request!(GetClusterFigures, Vec<crate::metrics::clusters::ClusterFigures>, query);
+
 /// One live broker as the status page shows it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct BrokerStatus {

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use bytes::Bytes;
 
 use super::tables::RouteTables;
+use crate::metrics::clusters::{ClusterFigures, MAX_CLUSTER_SERIES};
 use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
 use crate::protocol::json::JsonStyle;
 use crate::protocol::reply::body::{encode_cluster_info, encode_topic_route, TopicRoute};
@@ -15,6 +16,22 @@ use crate::protocol::reply::body::{encode_cluster_info, encode_topic_route, Topi
 const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
 
 impl RouteTables {
+    /// Broker counts per cluster, sorted by cluster: masters (brokerId 0), other members, and
+    /// groups with members but no master.
+    pub fn cluster_figures(&self) -> Vec<ClusterFigures> {
+        let figures = |(cluster, names): (&str, &std::collections::BTreeSet<String>)| {
+            let mut f = ClusterFigures { cluster: cluster.to_owned(), ..Default::default() };
+            for group in names.iter().filter_map(|name| self.group(name)) {
+                let has_master = group.broker_addrs.contains_key(&MASTER_ID);
+                f.masters += usize::from(has_master);
+                f.slaves += group.broker_addrs.len() - usize::from(has_master);
+                f.groups_without_master += usize::from(!has_master && !group.broker_addrs.is_empty());
+            }
+            f
+        };
+        self.clusters().take(MAX_CLUSTER_SERIES).map(figures).collect()
+    }
+
     /// The encoded route of `topic`, served from cache when nothing changed since it was built.
     pub fn route_body(&mut self, topic: &str, style: JsonStyle) -> Option<Bytes> {
         if let Some(body) = self.cached_route(topic, style) {

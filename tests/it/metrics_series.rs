@@ -89,3 +89,31 @@ fn the_build_is_named_by_metric_status_api_and_version_with_the_commit_it_came_f
     let stats = get(http, "/api/v1/stats").json();
     assert_eq!((stats["version"].as_str(), stats["commit"].as_str()), (Some(env!("CARGO_PKG_VERSION")), Some(commit)));
 }
+
+#[test]
+fn broker_counts_per_cluster_show_a_group_that_lost_its_master() {
+    let server = TestServer::with_http(|_| {});
+    let http = server.http_addr.unwrap();
+    let scrape = |cluster: &str| {
+        let text = get(http, "/metrics").body;
+        let series = |name: &str| sample(&text, &format!(r#"{name}{{cluster="{cluster}"}}"#));
+        let role =
+            |role: &str| sample(&text, &format!(r#"namesrv_cluster_brokers{{cluster="{cluster}",role="{role}"}}"#));
+        (role("master"), role("slave"), series("namesrv_cluster_groups_without_master"))
+    };
+    let a0 = Broker::new("east", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]);
+    let a1 = Broker::new("east", "broker-a", 1, "127.0.0.1:10912").topics(&["T1", "T2"]);
+    let b0 = Broker::new("east", "broker-b", 0, "127.0.0.1:10921").topics(&["T1", "T2"]);
+    let w0 = Broker::new("west", "broker-w", 0, "127.0.0.1:10931").topics(&["T3", "T4"]);
+    let mut a0_conn = server.client();
+    a0_conn.register(&a0);
+    for broker in [&a1, &b0, &w0] {
+        server.register(broker);
+    }
+    assert_eq!(scrape("east"), (Some(2.0), Some(1.0), Some(0.0)));
+    assert_eq!(scrape("west"), (Some(1.0), Some(0.0), Some(0.0)));
+    assert_eq!(a0_conn.unregister(&a0).code, 0, "broker-a's master leaves; its slave stays");
+    assert_eq!(scrape("east"), (Some(1.0), Some(1.0), Some(1.0)));
+    server.client().unregister(&w0);
+    assert_eq!(scrape("west"), (None, None, None), "a cluster gone from the registry leaves no series");
+}
