@@ -121,12 +121,19 @@ function renderStats(stats, brokers) {
 }
 
 function heartbeat(b) {
-  const ratio = Math.min(b.silent_ms / Math.max(b.timeout_ms, 1), 1);
+  // How much of its time is used up: for a broker loaded from the route snapshot, the server's
+  // own count (its timeout runs from the load), while "ago" is its last heartbeat before that.
+  const left = b.expires_in_ms ?? Math.max(b.timeout_ms - b.silent_ms, 0);
+  const ratio = Math.min(1 - left / Math.max(b.timeout_ms, 1), 1);
   const cls = ratio < 0.5 ? "ok" : ratio < 0.9 ? "warn" : "bad";
   const secs = b.silent_ms / 1000;
   const ago = secs < 60 ? `${fmt(secs, 1)} s ago` : `${fmt(secs / 60, 1)} min ago`;
+  const provisional = b.provisional
+    ? ` <span class="provisional" title="loaded from the route snapshot at start; not registered since">` +
+      `from snapshot (age ${fmt((b.snapshot_age_ms || 0) / 1000, 0)} s)</span>`
+    : "";
   return `<div class="beat"><span class="bar"><i class="${cls}" style="width:${Math.max(ratio * 100, 2).toFixed(1)}%"></i></span>` +
-    `<span class="${cls === "ok" ? "" : cls}">${ago}</span></div>`;
+    `<span class="${cls === "ok" ? "" : cls}">${ago}</span>${provisional}</div>`;
 }
 
 function renderBrokers(brokers) {

@@ -6,15 +6,17 @@
 //! scraped. `history` keeps the last minutes of request rate, p99 and mailbox depth.
 
 pub mod build;
-pub mod clusters;
 pub mod controller;
 pub mod elections;
 pub mod histogram;
 pub mod history;
 mod process;
+pub mod registry_figures;
 pub mod requests;
 pub mod text;
 pub mod zero;
+
+pub use registry_figures::RegistryFigures;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -172,7 +174,7 @@ pub struct Metrics {
     provisional_brokers: Gauge,
     clusters: Gauge,
     /// Broker counts per cluster and role.
-    pub cluster_brokers: clusters::ClusterGauges,
+    pub cluster_brokers: registry_figures::ClusterGauges,
     topics: Gauge,
     queue_entries: Gauge,
     registrations: Family<ResultLabel, Counter>,
@@ -197,23 +199,6 @@ pub struct Metrics {
     pub history: history::History,
     /// The controller's Raft and election figures.
     pub controller: controller::ControllerFigures,
-}
-
-/// What the registry reports when scraped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RegistryFigures {
-    /// Live broker instances.
-    pub brokers: usize,
-    /// Clusters.
-    pub clusters: usize,
-    /// Topics with queue data.
-    pub topics: usize,
-    /// Queue entries: (topic, broker group) pairs with queue data.
-    pub queue_entries: usize,
-    /// Bytes of encoded routes cached.
-    pub route_cache_bytes: usize,
-    /// Brokers loaded from a route snapshot that have not registered since.
-    pub provisional: usize,
 }
 
 impl Metrics {

@@ -203,8 +203,11 @@ impl Apply<RouteRegistry> for ListBrokers {
                 addr: addr.to_owned(),
                 version: l.version,
                 data_version: l.data_version.counter,
-                silent_ms: now.saturating_sub(l.last_update_ms),
+                silent_ms: l.silent_ms(now),
                 timeout_ms: l.timeout_ms,
+                expires_in_ms: l.expires_in_ms(now),
+                provisional: l.is_provisional(),
+                snapshot_age_ms: l.snapshot_age_ms(now),
                 topics: tables.topic_count_of(&l.broker_name),
                 conn: l.conn.0,
             })
@@ -218,7 +221,7 @@ impl Apply<RouteRegistry> for ListBrokers {
 impl Apply<RouteRegistry> for LoadSnapshot {
     fn apply(self, registry: &mut RouteRegistry) -> usize {
         let now = registry.now_ms();
-        let report = self.snapshot.map(|s| registry.tables.load_snapshot(&s, now)).unwrap_or_default();
+        let report = self.snapshot.map(|s| registry.tables.load_snapshot(&s, self.age_ms, now)).unwrap_or_default();
         for skipped in &report.skipped {
             let (broker, addr) = (&skipped.broker, &skipped.addr);
             warn!(%broker, %addr, "route snapshot member not loaded: {}", skipped.why);

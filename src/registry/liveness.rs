@@ -316,7 +316,7 @@ impl RouteTables {
             Some(live) => {
                 live.last_update_ms = now_ms;
                 // A provisional broker is told its version changed, so it registers afresh.
-                if live.provisional || version != Some(&live.data_version) {
+                if live.is_provisional() || version != Some(&live.data_version) {
                     DataVersionAnswer::Changed(live.data_version)
                 } else {
                     DataVersionAnswer::Same(live.data_version)

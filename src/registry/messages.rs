@@ -187,7 +187,7 @@ request!(GetFigures, crate::metrics::RegistryFigures, query);
 pub struct GetClusterFigures {
     pub conn: ConnId,
 }
-request!(GetClusterFigures, Vec<crate::metrics::clusters::ClusterFigures>, query);
+request!(GetClusterFigures, Vec<crate::metrics::registry_figures::ClusterFigures>, query);
 
 /// One live broker as the status page shows it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -200,10 +200,18 @@ pub struct BrokerStatus {
     pub version: i32,
     /// The dataVersion counter of its latest registration.
     pub data_version: i64,
-    /// Milliseconds since its latest registration or heartbeat.
+    /// Milliseconds since its latest registration or heartbeat; for a broker loaded from the
+    /// route snapshot and not heard since, since its last heartbeat before the snapshot.
     pub silent_ms: u64,
-    /// When it expires if it stays silent.
+    /// How long it may stay silent.
     pub timeout_ms: u64,
+    /// Milliseconds until it expires if it stays silent.
+    pub expires_in_ms: u64,
+    /// Loaded from the route snapshot at start and not registered since.
+    pub provisional: bool,
+    /// For a provisional broker, how old the snapshot it came from is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_age_ms: Option<u64>,
     /// Topics with its group's queue data.
     pub topics: usize,
     /// The connection its latest registration came over.
@@ -249,6 +257,8 @@ request!(Stall, ());
 pub struct LoadSnapshot {
     pub conn: ConnId,
     pub snapshot: Option<super::snapshot::Snapshot>,
+    /// How long ago the snapshot was taken.
+    pub age_ms: u64,
     pub sink: Option<Box<dyn super::snapshot_pace::SnapshotSink>>,
 }
 request!(LoadSnapshot, usize);

@@ -159,7 +159,7 @@ impl RouteTables {
             ha_server_addr: reg.ha_server_addr.clone(),
             applied_topics,
             access_key: reg.access_key.clone(),
-            provisional: false,
+            provisional: None,
         };
         self.set_live(&reg.addr, live);
         if let Some(list) = &reg.body.filter_servers {
@@ -207,7 +207,7 @@ impl RouteTables {
         let holder = self.group(&reg.broker_name).and_then(|g| g.broker_addrs.get(&reg.broker_id));
         let stale =
             holder.filter(|old| **old != reg.addr).and_then(|old| self.live(&reg.cluster, old)).is_some_and(|live| {
-                !live.provisional && live.data_version.state_version > reg.body.data_version.state_version
+                !live.is_provisional() && live.data_version.state_version > reg.body.data_version.state_version
             });
         let notify = self.options().routing.notify_min_broker_id_changed;
         let ((role, notification), created) = self.edit_group(&reg.broker_name, &reg.cluster, |group| {

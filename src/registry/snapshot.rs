@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::live::FromSnapshot;
 use super::register::{FingerprintedBody, Registration};
 use super::tables::RouteTables;
 use super::topic_limit::RegisterRefused;
@@ -83,6 +84,11 @@ pub struct MemberSnapshot {
     /// loaded again, it has only the rest of its timeout, so restarts never keep it forever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisional_silent_ms: Option<u64>,
+    /// How long since it was last heard from when the snapshot was taken (for a provisional
+    /// one, since its last heartbeat before the snapshot it was loaded from): what the status
+    /// views show of it after a warm restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent_ms: Option<u64>,
     /// The access key its registration was signed with (access control on): loaded, the broker
     /// stays bound to it, so no other account takes its name or address over a restart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,13 +140,14 @@ impl Snapshot {
 }
 
 impl RouteTables {
-    /// Loads `snapshot` into (empty) tables at `now_ms`: each member is registered as it last
-    /// registered, then marked provisional with no connection; one already provisional when the
-    /// snapshot was taken keeps only the rest of its timeout. The file is input like the wire:
+    /// Loads `snapshot`, taken `age_ms` ago, into (empty) tables at `now_ms`: each member is
+    /// registered as it last registered, then marked provisional with no connection, silent
+    /// since its last heartbeat before the snapshot; one already provisional when the snapshot
+    /// was taken keeps only the rest of its timeout. The file is input like the wire:
     /// each member is checked as a registration is (names, topic names, the topic cap, the
     /// room in the tables; its timeout clamped on the way) and one that fails is skipped.
     /// Notifications and closes the replay decides are dropped (nobody to tell).
-    pub(in crate::registry) fn load_snapshot(&mut self, snapshot: &Snapshot, now_ms: u64) -> Loaded {
+    pub(in crate::registry) fn load_snapshot(&mut self, snapshot: &Snapshot, age_ms: u64, now_ms: u64) -> Loaded {
         let mut skipped = Vec::new();
         for group in &snapshot.groups {
             for member in &group.members {
@@ -159,7 +166,10 @@ impl RouteTables {
                 }
                 self.register_broker(registration, now_ms);
                 if let Some(live) = self.live_mut(&member.cluster, &member.addr) {
-                    live.provisional = true;
+                    let silent = member.silent_ms.or(member.provisional_silent_ms).unwrap_or(0);
+                    let silent_at_load_ms = silent.saturating_add(age_ms);
+                    live.provisional =
+                        Some(FromSnapshot { loaded_at_ms: now_ms, silent_at_load_ms, age_at_load_ms: age_ms });
                     live.timeout_ms = live.timeout_ms.saturating_sub(member.provisional_silent_ms.unwrap_or(0));
                 }
             }
@@ -190,7 +200,7 @@ impl RouteTables {
 
     /// How many live brokers are provisional (loaded and not registered since).
     pub fn provisional_count(&self) -> usize {
-        self.live_entries().filter(|(_, l)| l.provisional).count()
+        self.live_entries().filter(|(_, l)| l.is_provisional()).count()
     }
 }
 

@@ -50,7 +50,8 @@ impl RouteTables {
                 timeout_ms: live.timeout_ms,
                 data_version: (dv.counter, dv.state_version, dv.timestamp),
                 filter_servers: self.filter_servers(&live.cluster, addr).map(<[String]>::to_vec),
-                provisional_silent_ms: live.provisional.then(|| now_ms.saturating_sub(live.last_update_ms)),
+                provisional_silent_ms: live.is_provisional().then(|| now_ms.saturating_sub(live.last_update_ms)),
+                silent_ms: Some(live.silent_ms(now_ms)),
                 access_key: live.access_key.clone(),
             });
         }

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use bytes::Bytes;
 
 use super::tables::RouteTables;
-use crate::metrics::clusters::{ClusterFigures, MAX_CLUSTER_SERIES};
+use crate::metrics::registry_figures::{ClusterFigures, MAX_CLUSTER_SERIES};
 use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
 use crate::protocol::json::JsonStyle;
 use crate::protocol::reply::body::{encode_cluster_info, encode_topic_route, TopicRoute};

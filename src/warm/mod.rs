@@ -52,7 +52,7 @@ pub async fn warm_start(settings: &Settings, registry: &RegistryHandle) -> WarmS
     };
     let sink = writer.as_ref().map(SnapshotWriter::sink);
     let (snapshot, age_ms) = snapshot.map_or((None, 0), |(s, age)| (Some(s), age));
-    let loaded = registry.ask(LoadSnapshot { conn: ConnId::SERVER, snapshot, sink }).await.unwrap_or(0);
+    let loaded = registry.ask(LoadSnapshot { conn: ConnId::SERVER, snapshot, age_ms, sink }).await.unwrap_or(0);
     if loaded > 0 || age_ms > 0 {
         let load_ms = begin.elapsed().as_millis() as u64;
         info!(path = %path.display(), brokers = loaded, age_ms, load_ms, "route snapshot loaded: brokers provisional until they register");

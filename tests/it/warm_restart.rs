@@ -264,3 +264,40 @@ fn a_snapshot_too_large_for_the_limits_is_refused_before_it_is_read() {
     assert_eq!(route_bytes(&mut Client::connect(proc.addr()), "T1"), Err(17), "it serves");
     assert!(proc.peak_rss_bytes() < 200 << 20, "peak RSS {} bytes: the file was read", proc.peak_rss_bytes());
 }
+
+#[test]
+fn brokers_from_the_snapshot_are_shown_provisional_and_silent_since_their_last_heartbeat() {
+    let dir = temp_dir();
+    let mut first = Proc::spawn(command(&dir, &[]));
+    let b1 = Broker::new("C", "b1", 0, "10.0.9.1:10911").topics(&["T1", "T2"]);
+    let heard = Instant::now();
+    let conns = register_all(first.addr(), &[&b1]);
+    std::thread::sleep(Duration::from_millis(1_200));
+    first.terminate();
+    assert!(first.wait(WAIT).success());
+    drop(conns);
+
+    let mut second = Proc::spawn(command(&dir, &[]));
+    let http = http_of(&mut second);
+    let brokers = || -> serde_json::Value {
+        serde_json::from_str(&crate::common::http::get(http, "/api/v1/brokers").body).unwrap()
+    };
+    let listed = brokers();
+    let b = &listed[0];
+    assert_eq!(b["provisional"], true, "{listed}");
+    let silent = b["silent_ms"].as_u64().unwrap();
+    assert!(
+        silent >= 1_200 && silent <= heard.elapsed().as_millis() as u64,
+        "since the heartbeat before the restart: {b}"
+    );
+    assert!(b["snapshot_age_ms"].as_u64().is_some_and(|age| age < silent), "{b}");
+    let left = b["expires_in_ms"].as_u64().unwrap();
+    assert!(left > 1_000 && left <= 3_000, "its timeout runs from the load: {b}");
+
+    let mut back = Client::connect(second.addr());
+    assert_success(&back.register(&b1));
+    let listed = brokers();
+    let b = &listed[0];
+    assert_eq!((b["provisional"].as_bool(), b.get("snapshot_age_ms")), (Some(false), None), "{listed}");
+    assert!(b["silent_ms"].as_u64().unwrap() < 1_000, "{b}");
+}

@@ -229,7 +229,7 @@ fn after_a_warm_start_a_runtime_options_update_leaves_routes_served_and_readines
         register(&mut taken, &broker("b", "a:1", &["T1", "T2"]), 10);
         let snapshot = Some(taken.snapshot(42, 10));
         let warm = start_registry(options.clone());
-        assert_eq!(warm.ask(LoadSnapshot { conn: ConnId(1), snapshot, sink: None }).await.unwrap(), 1);
+        assert_eq!(warm.ask(LoadSnapshot { conn: ConnId(1), snapshot, age_ms: 0, sink: None }).await.unwrap(), 1);
         assert!(matches!(route_of(&warm, "T1").await, RouteAnswer::Found(_)), "served at once");
         // A runtime update (UPDATE_NAMESRV_CONFIG or a reload) hands the registry the settings
         // as configured, need_wait_for_service on: the gate the warm start opened stays open.

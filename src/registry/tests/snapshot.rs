@@ -49,7 +49,7 @@ fn a_loaded_snapshot_serves_the_same_bodies_with_every_broker_provisional() {
     let mut before = populated();
     let snapshot = through_json(&before, 100);
     let mut after = tables();
-    assert_eq!(after.load_snapshot(&snapshot, 500).provisional, 4);
+    assert_eq!(after.load_snapshot(&snapshot, 0, 500).provisional, 4);
     assert_eq!(bodies(&mut after), bodies(&mut before));
     assert_eq!(after.provisional_count(), 4);
     let live = after.live("d", "o:1").unwrap();
@@ -66,7 +66,7 @@ fn a_loaded_snapshot_serves_the_same_bodies_with_every_broker_provisional() {
 #[test]
 fn provisional_brokers_expire_on_their_own_timeout_unless_they_register() {
     let mut t = tables();
-    t.load_snapshot(&through_json(&populated(), 100), 500);
+    t.load_snapshot(&through_json(&populated(), 100), 0, 500);
     register(&mut t, &Reg { counter: 7, conn: 9, ..broker("b1", "m:1", &["T1", "T2", "TS"]) }, 600);
     assert_eq!(t.provisional_count(), 3, "a registration makes an ordinary live broker");
     assert_eq!(t.live("c", "m:1").unwrap().conn, ConnId(9));
@@ -80,7 +80,7 @@ fn provisional_brokers_expire_on_their_own_timeout_unless_they_register() {
 #[test]
 fn a_broker_back_at_another_address_or_another_broker_at_its_address_replaces_the_provisional_entry() {
     let mut t = tables();
-    t.load_snapshot(&through_json(&populated(), 100), 500);
+    t.load_snapshot(&through_json(&populated(), 100), 0, 500);
     register(&mut t, &Reg { counter: 8, state_version: -1, conn: 9, ..broker("b1", "m:2", &["T1", "T2", "TS"]) }, 600);
     assert!(t.live_at("m:1").is_none(), "no group lists the old address");
     assert_eq!(route(&mut t, "T1").unwrap()["brokerDatas"][0]["brokerAddrs"]["0"], "m:2");
@@ -101,11 +101,32 @@ fn heartbeats_that_change_nothing_leave_the_change_count() {
 }
 
 #[test]
+fn a_provisional_broker_is_silent_since_its_last_heartbeat_before_the_snapshot_until_heard() {
+    // Heard at 10, snapshot at 100 (90 ms of silence), taken 2,000 ms before the load at 500.
+    let mut t = tables();
+    t.load_snapshot(&through_json(&populated(), 100), 2_000, 500);
+    let live = t.live("d", "o:1").unwrap();
+    assert_eq!(live.silent_ms(700), 90 + 2_000 + 200, "counted from the heartbeat, not the load");
+    assert_eq!(live.snapshot_age_ms(700), Some(2_200));
+    assert_eq!(live.expires_in_ms(700), 4_800, "the timeout counts from the load: the server heard nobody");
+    assert!(t.heartbeat("d", "o:1", 900));
+    let heard = t.live("d", "o:1").unwrap();
+    assert_eq!((heard.silent_ms(1_000), heard.is_provisional()), (100, true), "heard, still to register");
+    let again = through_json(&t, 1_000);
+    let member = |addr: &str| again.groups.iter().flat_map(|g| &g.members).find(|m| m.addr == addr).unwrap().clone();
+    assert_eq!(member("o:1").silent_ms, Some(100));
+    assert_eq!(member("m:1").silent_ms, Some(90 + 2_000 + 500), "still unheard: the silence carries over");
+    let mut next = tables();
+    next.load_snapshot(&again, 1_000, 0);
+    assert_eq!(next.live("c", "m:1").unwrap().silent_ms(0), 2_590 + 1_000);
+}
+
+#[test]
 fn a_broker_still_provisional_at_the_next_restart_has_only_the_rest_of_its_timeout() {
     let mut first = tables();
-    first.load_snapshot(&through_json(&populated(), 100), 500);
+    first.load_snapshot(&through_json(&populated(), 100), 0, 500);
     let mut second = tables();
-    second.load_snapshot(&through_json(&first, 4_500), 0);
+    second.load_snapshot(&through_json(&first, 4_500), 0, 0);
     assert_eq!(second.live("d", "o:1").unwrap().timeout_ms, 1_000, "5 s, 4 s of it spent provisional");
     assert_eq!(second.live("c", "m:1").unwrap().timeout_ms, 0);
     assert_eq!(second.expire(1).len(), 3);
@@ -129,7 +150,7 @@ fn a_snapshot_member_is_checked_as_a_registration_and_keeps_its_access_key_bindi
     snapshot.groups.extend([bad_name, bad_addr, odd_topic]);
 
     let mut t = tables();
-    let loaded = t.load_snapshot(&serde_json::from_slice(&serde_json::to_vec(&snapshot).unwrap()).unwrap(), 500);
+    let loaded = t.load_snapshot(&serde_json::from_slice(&serde_json::to_vec(&snapshot).unwrap()).unwrap(), 0, 500);
     let skipped: Vec<String> =
         loaded.skipped.iter().map(|s| format!("{} {}: {}", s.broker.len(), s.addr, s.why)).collect();
     assert_eq!(loaded.provisional, 5, "{skipped:?}");
@@ -142,7 +163,7 @@ fn a_snapshot_member_is_checked_as_a_registration_and_keeps_its_access_key_bindi
 
     let capped = RoutingSettings { broker_timeout_ms: 1_000, ..Default::default() };
     let mut t = RouteTables::new(RegistryOptions { max_topics_per_broker: 2, ..RegistryOptions::routing(capped) });
-    let loaded = t.load_snapshot(&through_json(&populated(), 100), 500);
+    let loaded = t.load_snapshot(&through_json(&populated(), 100), 0, 500);
     let skipped: Vec<String> = loaded.skipped.iter().map(|s| s.addr.clone()).collect();
     assert_eq!(skipped, ["m:1", "s:1"], "b1 has three topics, more than the cap");
     assert_eq!(loaded.provisional, 2);

@@ -112,6 +112,19 @@ pub fn heartbeat_ages(doc: &Value) -> BTreeMap<String, u64> {
     ages
 }
 
+/// For each broker a namesrv `/api/v1/brokers` list marks `provisional` (loaded from its route
+/// snapshot at start, not registered since), how old that snapshot is in milliseconds.
+pub fn snapshot_ages(doc: &Value) -> BTreeMap<String, u64> {
+    let items = doc.as_array().map(Vec::as_slice).unwrap_or_default();
+    let provisional = items.iter().filter(|b| b.get("provisional").and_then(Value::as_bool) == Some(true));
+    provisional
+        .filter_map(|b| {
+            let addr = b.get("addr").and_then(Value::as_str)?;
+            Some((addr.to_owned(), b.get("snapshot_age_ms").and_then(Value::as_u64).unwrap_or(0)))
+        })
+        .collect()
+}
+
 fn collect_ages(value: &Value, key: Option<&str>, ages: &mut BTreeMap<String, u64>) {
     match value {
         Value::Object(map) => {
@@ -158,6 +171,16 @@ mod tests {
             json!([{"cluster": "c", "broker_name": "b", "addr": "h:3", "silent_ms": 8072, "timeout_ms": 120000}]);
         assert_eq!(heartbeat_ages(&ours), BTreeMap::from([("h:3".to_owned(), 8072)]));
         assert!(heartbeat_ages(&json!({"nothing": true})).is_empty());
+    }
+
+    #[test]
+    fn provisional_brokers_are_read_with_their_snapshot_age() {
+        let doc = json!([
+            {"addr": "h:1", "silent_ms": 9000, "provisional": true, "snapshot_age_ms": 4200},
+            {"addr": "h:2", "silent_ms": 10, "provisional": false},
+        ]);
+        assert_eq!(snapshot_ages(&doc), BTreeMap::from([("h:1".to_owned(), 4200)]));
+        assert!(snapshot_ages(&json!({"h:1": {"provisional": true}})).is_empty(), "namesrv's list shape only");
     }
 
     #[test]

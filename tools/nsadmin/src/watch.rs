@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::cli::WatchArgs;
 use crate::fleet::{body, success, CmdError};
-use crate::http::{find_key, get_json, heartbeat_ages};
+use crate::http::{find_key, get_json, heartbeat_ages, snapshot_ages};
 use crate::output::{Ctx, Exit};
 use crate::read::cluster_table;
 use crate::table::{print_json, Table};
@@ -27,6 +27,8 @@ struct View {
     topics: Option<usize>,
     stats: Option<Value>,
     ages: BTreeMap<String, u64>,
+    /// Brokers loaded from the route snapshot and not registered since: the snapshot's age.
+    provisional: BTreeMap<String, u64>,
 }
 
 /// Runs `watch` until `--count` refreshes are done (or forever); exit 1 if the last failed.
@@ -68,14 +70,15 @@ async fn fetch(ctx: &Ctx, args: &WatchArgs) -> View {
         Ok(_) => topic_count(ctx, &namesrv).await,
         Err(_) => None,
     };
-    let (mut stats, mut ages) = (None, BTreeMap::new());
+    let (mut stats, mut ages, mut provisional) = (None, BTreeMap::new(), BTreeMap::new());
     if let Some(http) = &args.http {
         stats = get_json(http, "/api/v1/stats", ctx.fleet.timeout).await.ok();
         if let Ok(doc) = get_json(http, "/api/v1/brokers", ctx.fleet.timeout).await {
             ages = heartbeat_ages(&doc);
+            provisional = snapshot_ages(&doc);
         }
     }
-    View { namesrv, cluster, topics, stats, ages }
+    View { namesrv, cluster, topics, stats, ages, provisional }
 }
 
 /// The number of topics `namesrv` lists (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), if it answers.
@@ -119,7 +122,7 @@ fn render(view: &View, args: &WatchArgs, refresh: u64, elapsed: Duration) -> Str
     );
     match &view.cluster {
         Ok(info) if view.ages.is_empty() => out.push_str(&cluster_table(info)),
-        Ok(info) => out.push_str(&table_with_ages(info, &view.ages)),
+        Ok(info) => out.push_str(&table_with_ages(info, &view.ages, &view.provisional)),
         Err(e) => out.push_str(&format!("error: {e}\n")),
     }
     let topics = view.topics.map_or("-".to_owned(), |n| n.to_string());
@@ -138,13 +141,17 @@ fn render(view: &View, args: &WatchArgs, refresh: u64, elapsed: Duration) -> Str
     out
 }
 
-/// The broker table with a heartbeat-age column (from the HTTP brokers document).
-fn table_with_ages(info: &ClusterInfo, ages: &BTreeMap<String, u64>) -> String {
+/// The broker table with a heartbeat-age column (from the HTTP brokers document), brokers loaded
+/// from the route snapshot and not registered since marked with the snapshot's age.
+fn table_with_ages(info: &ClusterInfo, ages: &BTreeMap<String, u64>, provisional: &BTreeMap<String, u64>) -> String {
     let mut table = Table::new(&["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Heartbeat Age"]);
     for (name, group) in &info.broker_addr_table {
         let cluster = info.cluster_of(name).unwrap_or(&group.cluster);
         for (id, addr) in &group.broker_addrs {
-            let age = ages.get(addr).map_or("-".to_owned(), |ms| format!("{:.1} s", *ms as f64 / 1000.0));
+            let mut age = ages.get(addr).map_or("-".to_owned(), |ms| format!("{:.1} s", *ms as f64 / 1000.0));
+            if let Some(ms) = provisional.get(addr) {
+                age.push_str(&format!(", from snapshot (age {} s)", ms / 1000));
+            }
             table.row(vec![cluster.to_owned(), name.clone(), id.to_string(), addr.clone(), age]);
         }
     }
@@ -162,12 +169,28 @@ fn view_json(view: &View, refresh: u64) -> Value {
         "requests_per_second": view.stats.as_ref().and_then(|s| find_key(s, "requests_per_second")),
         "mailbox_depth": view.stats.as_ref().and_then(|s| find_key(s, "mailbox_depth")),
         "heartbeat_age_ms": view.ages,
+        "provisional_snapshot_age_ms": view.provisional,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brokers_from_the_route_snapshot_are_marked_with_its_age() {
+        let info: ClusterInfo = serde_json::from_value(serde_json::json!({
+            "brokerAddrTable": {"b": {"cluster": "C", "brokerName": "b", "brokerAddrs": {"0": "h:1", "1": "h:2"}}},
+            "clusterAddrTable": {"C": ["b"]}
+        }))
+        .unwrap();
+        let ages = BTreeMap::from([("h:1".to_owned(), 61_500), ("h:2".to_owned(), 800)]);
+        let provisional = BTreeMap::from([("h:1".to_owned(), 42_900)]);
+        let text = table_with_ages(&info, &ages, &provisional);
+        let row = |addr: &str| text.lines().find(|l| l.contains(addr)).unwrap().to_owned();
+        assert!(row("h:1").ends_with("61.5 s, from snapshot (age 42 s)"), "{text}");
+        assert!(row("h:2").ends_with("0.8 s"), "{text}");
+    }
 
     #[test]
     fn figures_are_shown_whole_or_to_one_decimal_place() {

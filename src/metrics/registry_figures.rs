@@ -1,4 +1,5 @@
-//! Broker counts per cluster, so that "a cluster lost its master" can be alerted:
+//! What the registry reports when scraped: its counts, and the broker counts per cluster, so
+//! that "a cluster lost its master" can be alerted:
 //! `namesrv_cluster_brokers{cluster,role}` (role `master`: brokerId 0, `slave`: every other id)
 //! and `namesrv_cluster_groups_without_master{cluster}` (broker groups with members but no
 //! master). Set from the registry at every scrape; a cluster gone from the registry leaves no
@@ -8,6 +9,23 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+
+/// What the registry reports when scraped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegistryFigures {
+    /// Live broker instances.
+    pub brokers: usize,
+    /// Clusters.
+    pub clusters: usize,
+    /// Topics with queue data.
+    pub topics: usize,
+    /// Queue entries: (topic, broker group) pairs with queue data.
+    pub queue_entries: usize,
+    /// Bytes of encoded routes cached.
+    pub route_cache_bytes: usize,
+    /// Brokers loaded from a route snapshot that have not registered since.
+    pub provisional: usize,
+}
 
 /// At most this many clusters get series (the first by name); a fleet has a handful, and the
 /// bound keeps a flood of made-up cluster names from flooding the scrape too.
