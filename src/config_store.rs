@@ -156,6 +156,9 @@ impl Apply<ConfigStore> for UpdateConfig {
     fn apply(self, store: &mut ConfigStore) -> Result<(), ConfigError> {
         let result = store.update(&self.changes);
         store.metrics.config_update(result.is_ok());
+        if matches!(result, Err(ConfigError::Write { .. } | ConfigError::Store(_))) {
+            store.metrics.config_write_failures.inc();
+        }
         match &result {
             Ok(changed) => {
                 for c in changed {

@@ -269,32 +269,9 @@ fn export_kv(settings: &Settings, out: &std::path::Path) -> ExitCode {
 
 /// Serves until Ctrl-C or SIGTERM; SIGHUP reloads.
 fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCode {
-    // Held until the process ends: a second server on this state directory stops here.
-    let lock = match StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
-        Ok(lock) => lock,
-        Err(e) => {
-            error!(error = %e, "cannot start");
-            return ExitCode::FAILURE;
-        }
+    let Some((lock, store_lock)) = take_locks(&settings) else {
+        return ExitCode::FAILURE;
     };
-    info!(lock_file = %lock.path().display(), "state directory locked");
-    // The config store may live outside the state directory (a Java -c file is its own store):
-    // a second server on it stops here too. A lock that cannot be written (a store in a
-    // read-only directory) only warns: updates to it would fail anyway, and say so.
-    let store_lock = match StoreLock::acquire(std::path::Path::new(&settings.state.config_store_path)) {
-        Ok(lock) => Some(lock),
-        Err(e @ StateLockError::StoreHeld { .. }) => {
-            error!(error = %e, "cannot start");
-            return ExitCode::FAILURE;
-        }
-        Err(e) => {
-            warn!(error = %e, "config store not locked: a second namesrv on it would not be stopped");
-            None
-        }
-    };
-    if let Some(lock) = &store_lock {
-        info!(lock_file = %lock.path().display(), "config store locked");
-    }
     sweep_temp_files(&settings);
     let system = actix::System::new();
     let result = system.block_on(async move {
@@ -313,6 +290,48 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
             ExitCode::FAILURE
         }
     }
+}
+
+/// Locks the state directory and the config store, held until the process ends: a second
+/// server on either stops here (`None`, logged). Routes need no disk, so a directory that
+/// cannot be locked at all (read-only, full, missing on a read-only file system) only warns:
+/// the server starts, and KV and config writes fail with their error until it is writable.
+fn take_locks(settings: &Settings) -> Option<(Option<StateLock>, Option<StoreLock>)> {
+    let refused = |e: &StateLockError| matches!(e, StateLockError::Held { .. } | StateLockError::StoreHeld { .. });
+    let lock = match StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
+        Ok(lock) => {
+            match lock.unwritten() {
+                None => info!(lock_file = %lock.path().display(), "state directory locked"),
+                Some(error) => warn!(lock_file = %lock.path().display(), %error,
+                    "state directory locked, but its lock file cannot be written: a second namesrv refused here cannot name this one's pid"),
+            }
+            Some(lock)
+        }
+        Err(e) if refused(&e) => {
+            error!(error = %e, "cannot start");
+            return None;
+        }
+        Err(e) => {
+            warn!(error = %e, "state directory not locked: starting without the lock (a second namesrv on it would not be stopped); KV and config changes fail until it is writable");
+            None
+        }
+    };
+    // The config store may live outside the state directory (a Java -c file is its own store).
+    let store_lock = match StoreLock::acquire(std::path::Path::new(&settings.state.config_store_path)) {
+        Ok(lock) => {
+            info!(lock_file = %lock.path().display(), "config store locked");
+            Some(lock)
+        }
+        Err(e) if refused(&e) => {
+            error!(error = %e, "cannot start");
+            return None;
+        }
+        Err(e) => {
+            warn!(error = %e, "config store not locked: a second namesrv on it would not be stopped");
+            None
+        }
+    };
+    Some((lock, store_lock))
 }
 
 /// Removes what writes that never finished left beside the state files (before anything

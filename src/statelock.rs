@@ -54,6 +54,16 @@ pub enum StateLockError {
         /// The holder's pid as the lock file says, or `unknown`.
         holder: String,
     },
+    /// The config store's lock file cannot be created or opened.
+    #[error("cannot lock config_store_path {}: lock file {}: {error}", store.display(), file.display())]
+    StoreIo {
+        /// `config_store_path`.
+        store: PathBuf,
+        /// Its lock file.
+        file: PathBuf,
+        /// Why not.
+        error: io::Error,
+    },
     /// The directory or its lock file cannot be created, opened or written.
     #[error("cannot lock state directory {}: {error}", dir.display())]
     Io {
@@ -69,9 +79,12 @@ pub enum StateLockError {
 pub struct StateLock {
     /// The state directory, open and locked for as long as the lock is held.
     _dir: File,
-    /// The lock file, open and locked too.
-    _file: File,
+    /// The lock file, open and locked too; `None` when it cannot be opened (a read-only or
+    /// full state directory: the directory's own lock still keeps a second server out).
+    _file: Option<File>,
     path: PathBuf,
+    /// Why the lock file, or this process's pid in it, could not be written.
+    unwritten: Option<io::Error>,
 }
 
 impl StateLock {
@@ -96,20 +109,37 @@ impl StateLock {
         if !try_lock(&dir_file).map_err(io)? {
             return Err(held(&path));
         }
-        let mut file = open_lock_file(&path, true).map_err(io)?;
-        if !try_lock(&file).map_err(io)? {
-            return Err(held(&path));
-        }
-        file.set_len(0)
-            .and_then(|()| writeln!(file, "{}", std::process::id()))
-            .and_then(|()| file.sync_data())
-            .map_err(io)?;
-        Ok(StateLock { _dir: dir_file, _file: file, path })
+        // A lock file that cannot be written (a read-only or full directory) is still locked
+        // when it can be opened at all, so servers that lock only the file stay out.
+        let (file, unwritten) = match open_lock_file(&path, true) {
+            Ok(mut file) => {
+                if !try_lock(&file).map_err(io)? {
+                    return Err(held(&path));
+                }
+                let written = file
+                    .set_len(0)
+                    .and_then(|()| writeln!(file, "{}", std::process::id()))
+                    .and_then(|()| file.sync_data());
+                (Some(file), written.err())
+            }
+            Err(error) => match open_lock_file(&path, false) {
+                Ok(file) if !try_lock(&file).map_err(io)? => return Err(held(&path)),
+                readable => (readable.ok(), Some(error)),
+            },
+        };
+        Ok(StateLock { _dir: dir_file, _file: file, path, unwritten })
     }
 
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Why the lock file or the pid in it could not be written, when it could not: the lock
+    /// holds all the same (on the directory), only the pid a refused second server names is
+    /// missing.
+    pub fn unwritten(&self) -> Option<&io::Error> {
+        self.unwritten.as_ref()
     }
 
     /// The pid of the namesrv holding the lock of the directory `state_file` lives in (`unknown`
@@ -146,7 +176,7 @@ impl StoreLock {
         name.push(".lock");
         let path = PathBuf::from(name);
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
-        let io = |error| StateLockError::Io { dir: dir.clone(), error };
+        let io = |error| StateLockError::StoreIo { store: store.to_owned(), file: path.clone(), error };
         std::fs::create_dir_all(&dir).map_err(io)?;
         let mut file = open_lock_file(&path, true).map_err(io)?;
         if !try_lock(&file).map_err(io)? {

@@ -188,6 +188,8 @@ pub struct Metrics {
     route_cache_bytes: Gauge,
     /// KV changes that could not be made durable.
     pub kv_write_failures: Counter,
+    /// Config updates that could not be made durable.
+    pub config_write_failures: Counter,
     /// Expiry ticks that came late because this process stalled.
     pub registry_stalls: Counter,
     config_updates: Family<ResultLabel, Counter>,
@@ -257,6 +259,7 @@ impl Metrics {
             route_cache_misses: Counter::default(),
             route_cache_bytes: Gauge::default(),
             kv_write_failures: Counter::default(),
+            config_write_failures: Counter::default(),
             registry_stalls: Counter::default(),
             config_updates: Family::default(),
             acl_refusals: Family::default(),
@@ -297,6 +300,8 @@ impl Metrics {
         ns.register("route_cache_misses", "Route queries that built their body", self.route_cache_misses.clone());
         ns.register("route_cache_bytes", "Bytes of cached route bodies", self.route_cache_bytes.clone());
         ns.register("kv_write_failures", "KV changes that could not be made durable", self.kv_write_failures.clone());
+        let config_writes = self.config_write_failures.clone();
+        ns.register("config_write_failures", "Config updates that could not be made durable", config_writes);
         let stalls = self.registry_stalls.clone();
         ns.register("registry_stalls", "Expiry ticks that came late because this process stalled", stalls);
         ns.register("config_updates", "UPDATE_NAMESRV_CONFIG requests, by result", self.config_updates.clone());

@@ -45,6 +45,7 @@ mod store_bounds;
 mod tls;
 mod tls_process;
 mod topic_lists;
+mod unwritable_state;
 mod warm_restart;
 mod wire_samples;
 mod zones_and_notifications;

@@ -38,6 +38,8 @@ fn event_counters_are_exported_at_zero_before_their_first_event() {
     series
         .extend(FAILOVER_CAUSES.iter().map(|c| format!(r#"namesrv_controller_failover_seconds_count{{cause="{c}"}}"#)));
     series.push("namesrv_controller_groups_without_master".to_owned());
+    series.push("namesrv_kv_write_failures_total".to_owned());
+    series.push("namesrv_config_write_failures_total".to_owned());
     for name in &series {
         assert_eq!(sample(&text, name), Some(0.0), "{name} at 0 in\n{text}");
     }
