@@ -293,11 +293,11 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
 }
 
 /// Locks the state directory and the config store, held until the process ends: a second
-/// server on either stops here (`None`, logged). Routes need no disk, so a directory that
-/// cannot be locked at all (read-only, full, missing on a read-only file system) only warns:
-/// the server starts, and KV and config writes fail with their error until it is writable.
+/// server on either stops here (`None`, logged), as does a path that cannot hold them. Routes
+/// need no disk, so a directory the disk refuses to write (read-only, full, no permission) only
+/// warns: the server starts, and KV and config writes fail with their error until it is
+/// writable.
 fn take_locks(settings: &Settings) -> Option<(Option<StateLock>, Option<StoreLock>)> {
-    let refused = |e: &StateLockError| matches!(e, StateLockError::Held { .. } | StateLockError::StoreHeld { .. });
     let lock = match StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
         Ok(lock) => {
             match lock.unwritten() {
@@ -307,7 +307,7 @@ fn take_locks(settings: &Settings) -> Option<(Option<StateLock>, Option<StoreLoc
             }
             Some(lock)
         }
-        Err(e) if refused(&e) => {
+        Err(e) if !e.is_unwritable() => {
             error!(error = %e, "cannot start");
             return None;
         }
@@ -322,10 +322,11 @@ fn take_locks(settings: &Settings) -> Option<(Option<StateLock>, Option<StoreLoc
             info!(lock_file = %lock.path().display(), "config store locked");
             Some(lock)
         }
-        Err(e) if refused(&e) => {
+        Err(e @ StateLockError::StoreHeld { .. }) => {
             error!(error = %e, "cannot start");
             return None;
         }
+        // As before the state lock: updates to a store that cannot be locked fail and say so.
         Err(e) => {
             warn!(error = %e, "config store not locked: a second namesrv on it would not be stopped");
             None

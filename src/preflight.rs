@@ -17,7 +17,7 @@ use crate::listen;
 use crate::observe;
 use crate::secret_file::open_to_others;
 use crate::settings::{Settings, TlsMode};
-use crate::statelock::StateLock;
+use crate::statelock::{is_unwritable, StateLock};
 use crate::tls::{server_config, TlsError, TlsFiles};
 
 /// A check that failed.
@@ -61,9 +61,15 @@ pub fn check(settings: &Settings, bind: bool) -> Result<Vec<String>, PreflightEr
     for (key, file) in
         [("kv_config_path", &settings.state.kv_config_path), ("config_store_path", &settings.state.config_store_path)]
     {
-        let dir =
-            writable_dir(Path::new(file)).map_err(|(dir, error)| PreflightError::NotWritable { key, dir, error })?;
-        report.push(format!("{key} {file}: directory {} writable", dir.display()));
+        match writable_dir(Path::new(file)) {
+            Ok(dir) => report.push(format!("{key} {file}: directory {} writable", dir.display())),
+            // Start-up goes on (routes need no disk); the writes fail and are counted.
+            Err((dir, error)) if is_unwritable(&error) => report.push(format!(
+                "warning: {key} {file}: directory {} is not writable ({error}): the server starts and serves routes, and KV and config changes are refused until it is",
+                dir.display()
+            )),
+            Err((dir, error)) => return Err(PreflightError::NotWritable { key, dir, error }),
+        }
     }
     report.extend(open_http(settings));
     let table = kv::load(Path::new(&settings.state.kv_config_path), settings.limits.kv_max_store_bytes)?;

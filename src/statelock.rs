@@ -122,10 +122,11 @@ impl StateLock {
                     .and_then(|()| file.sync_data());
                 (Some(file), written.err())
             }
-            Err(error) => match open_lock_file(&path, false) {
+            Err(error) if is_unwritable(&error) => match open_lock_file(&path, false) {
                 Ok(file) if !try_lock(&file).map_err(io)? => return Err(held(&path)),
                 readable => (readable.ok(), Some(error)),
             },
+            Err(error) => return Err(io(error)),
         };
         Ok(StateLock { _dir: dir_file, _file: file, path, unwritten })
     }
@@ -193,6 +194,24 @@ impl StoreLock {
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Whether `error` says the disk refuses writes (a read-only file system, a full disk or
+/// quota, no permission) rather than that the path is wrong: routes need no disk, so such a
+/// state directory does not stop start-up.
+pub fn is_unwritable(error: &io::Error) -> bool {
+    matches!(error.raw_os_error(), Some(libc::EROFS | libc::ENOSPC | libc::EDQUOT | libc::EACCES | libc::EPERM))
+}
+
+impl StateLockError {
+    /// Whether the lock could not be taken only because the disk refuses writes
+    /// ([`is_unwritable`]): start-up goes on without it.
+    pub fn is_unwritable(&self) -> bool {
+        match self {
+            StateLockError::Io { error, .. } | StateLockError::StoreIo { error, .. } => is_unwritable(error),
+            StateLockError::Held { .. } | StateLockError::StoreHeld { .. } => false,
+        }
     }
 }
 

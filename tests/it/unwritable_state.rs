@@ -87,3 +87,16 @@ fn a_full_state_directory_does_not_stop_start_up() {
     let setup = r#"cp "$D/kvConfig.json" /tmp/kv.$$ && mount -t tmpfs -o size=64k tmpfs "$D" && cp /tmp/kv.$$ "$D/kvConfig.json" && rm /tmp/kv.$$ && (dd if=/dev/zero of="$D/filler" bs=4k 2>/dev/null || true)"#;
     serves_and_refuses_writes(setup, "No space left on device");
 }
+
+#[test]
+fn check_config_warns_of_a_read_only_state_directory_and_passes() {
+    let dir = temp_dir();
+    let mut cmd = namesrv_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0", "--check-config"]);
+    let Some(cmd) = confined(&cmd, &dir, r#"mount --bind "$D" "$D" && mount -o remount,bind,ro "$D""#) else {
+        return;
+    };
+    let (status, stdout, stderr) = crate::common::process::run_to_exit(cmd);
+    assert!(status.success(), "start-up would go on, so the check passes: {stdout}{stderr}");
+    assert!(stdout.contains("is not writable (Read-only file system"), "{stdout}");
+}
