@@ -5,9 +5,11 @@
 #      manifests promise (scripts/check-k8s.py);
 #   2. deploy/systemd/namesrv.service passes `systemd-analyze verify` (exact file, in a scratch
 #      root holding the binary) and its exposure level is printed;
-#   3. with podman or a docker engine: scripts/build-image.sh builds the image, and the exported
-#      filesystem's binary runs (chroot, as the image's non-root user, no environment): it checks
-#      its config, serves, keeps state in /var/lib/namesrv, and stops on SIGTERM.
+#   3. with podman or a docker engine: scripts/build-image.sh builds the image; its OCI labels
+#      (version, revision, source) and HEALTHCHECK are inspected; and the exported filesystem's
+#      binary runs (chroot, as the image's non-root user, no environment): it checks its config,
+#      serves, answers `namesrv healthcheck`, keeps state in /var/lib/namesrv, and stops on
+#      SIGTERM (after which the health check fails).
 # A tool that is missing is reported as skipped, which under CI=true fails the script (CI must
 # check everything); a check that runs and fails exits 1.
 #   scripts/check-deploy.sh [--no-image]
@@ -105,6 +107,20 @@ else
     ENTRY=$("$ENGINE" image inspect --format '{{json .Config.Entrypoint}} {{.Config.User}}' "$IMAGE_TAG")
     [ "$ENTRY" = '["/usr/local/bin/namesrv"] 65532:65532' ] || { echo "unexpected entrypoint/user: $ENTRY"; exit 1; }
     [ "$(stat -c %u "$ROOTFS/var/lib/namesrv")" = 65532 ] || { echo "/var/lib/namesrv is not the user's"; exit 1; }
+    # The OCI labels name the binary's version, the commit checked out and a source.
+    label() { "$ENGINE" image inspect --format "{{index .Labels \"org.opencontainers.image.$1\"}}" "$IMAGE_TAG"; }
+    WANT_VERSION=$("$ROOTFS/usr/local/bin/namesrv" --version | awk '{print $2}')
+    WANT_REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+    [ "$(label version)" = "$WANT_VERSION" ] || { echo "label version: '$(label version)', binary: $WANT_VERSION"; exit 1; }
+    [ "$(label revision)" = "$WANT_REVISION" ] || { echo "label revision: '$(label revision)', HEAD: $WANT_REVISION"; exit 1; }
+    [ -n "$(label source)" ] || { echo "label source is empty"; exit 1; }
+    # The HEALTHCHECK survived the build (the docker format keeps it) and runs the binary itself.
+    HEALTH=$("$ENGINE" image inspect --format '{{json .Config.Healthcheck}}' "$IMAGE_TAG")
+    case "$HEALTH" in
+        *'"/usr/local/bin/namesrv","healthcheck"'*) ;;
+        *) echo "no HEALTHCHECK running namesrv healthcheck in the image: $HEALTH"; exit 1 ;;
+    esac
+    echo "image: labels version=$(label version) revision=$(label revision) source=$(label source); HEALTHCHECK kept"
     if [ "$(id -u)" != 0 ]; then skip "image built; running its binary needs chroot (root)"; exit 0; fi
     # As the image runs it: its user, no environment, its own filesystem only.
     env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv --check-config \
@@ -117,10 +133,16 @@ else
     ADDR=$(sed -n 's/.*listening addr=\([^ ]*\).*/\1/p' "$WORK/serve.log")
     [ -n "$ADDR" ] || { cat "$WORK/serve.log"; exit 1; }
     cargo run -q --release -p nsadmin -- updateKvConfig -n "$ADDR" -s image-check -k key -v value
+    # The health check as the image runs it: healthy while serving, unhealthy once stopped.
+    env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv healthcheck --addr "$ADDR"
     kill -TERM "$NAMESRV_PID"
     wait "$NAMESRV_PID"
     NAMESRV_PID=""
+    if env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv healthcheck \
+        --addr "$ADDR" --timeout-ms 500 2>/dev/null; then
+        echo "healthcheck says healthy with the server stopped"; exit 1
+    fi
     grep -q '"image-check"' "$ROOTFS/var/lib/namesrv/kvConfig.json" || { cat "$WORK/serve.log"; exit 1; }
-    echo "image: $IMAGE_TAG built; its binary checked its config, served at $ADDR, kept state in" \
-        "/var/lib/namesrv and stopped cleanly"
+    echo "image: $IMAGE_TAG built; its binary checked its config, served at $ADDR, was healthy," \
+        "kept state in /var/lib/namesrv and stopped cleanly"
 fi
