@@ -3,8 +3,9 @@
 #   1. deploy/kubernetes renders with `kubectl kustomize` and every rendered object passes
 #      `kubernetes-validate --strict` against Kubernetes $K8S_VERSION, plus the properties the
 #      manifests promise (scripts/check-k8s.py);
-#   2. deploy/systemd/namesrv.service passes `systemd-analyze verify` (exact file, in a scratch
-#      root holding the binary) and its exposure level is printed;
+#   2. deploy/systemd/namesrv.service and the template namesrv@.service (as an instance) pass
+#      `systemd-analyze verify` (exact files, in a scratch root holding the binary) and their
+#      exposure levels are printed;
 #   3. with podman or a docker engine: scripts/build-image.sh builds the image; its OCI labels
 #      (version, revision, source) and HEALTHCHECK are inspected; and the exported filesystem's
 #      binary runs (chroot, as the image's non-root user, no environment): it checks its config,
@@ -85,6 +86,18 @@ else
     if [ -n "$OUT" ]; then echo "$OUT"; exit 1; fi
     echo "systemd: namesrv.service (with the credentials drop-in) verified;" \
         "$(systemd-analyze security --offline=true --root="$ROOT" namesrv.service 2>&1 | grep -o 'Overall exposure level.*')"
+    # The template, as an instance (namesrv@check: /etc/namesrv/check.toml, /var/lib/namesrv/check),
+    # with the drop-in for every instance.
+    mkdir -p "$ROOT/etc/systemd/system/namesrv@.service.d"
+    cp deploy/systemd/namesrv@.service "$ROOT/etc/systemd/system/"
+    cp deploy/systemd/credentials.conf "$ROOT/etc/systemd/system/namesrv@.service.d/"
+    OUT=$(systemd-analyze verify --root="$ROOT" namesrv@check.service 2>&1) || { echo "$OUT"; exit 1; }
+    if [ -n "$OUT" ]; then echo "$OUT"; exit 1; fi
+    grep -q '^ExecStart=.* -c /etc/namesrv/%i.toml$' deploy/systemd/namesrv@.service \
+        && grep -q '^StateDirectory=namesrv/%i$' deploy/systemd/namesrv@.service \
+        || { echo "namesrv@.service: the instance must pick /etc/namesrv/%i.toml and StateDirectory=namesrv/%i"; exit 1; }
+    echo "systemd: namesrv@.service (instance namesrv@check, with the credentials drop-in) verified;" \
+        "$(systemd-analyze security --offline=true --root="$ROOT" namesrv@check.service 2>&1 | grep -o 'Overall exposure level.*')"
 fi
 
 echo "== container image"
