@@ -50,7 +50,15 @@ else
     mkdir -p "$WORK/overlay"
     BASE=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$PWD/deploy/kubernetes" "$WORK/overlay")
     printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\ncomponents:\n' "$BASE" > "$WORK/overlay/kustomization.yaml"
-    for c in deploy/kubernetes/components/*/; do echo "  - $BASE/components/$(basename "$c")" >> "$WORK/overlay/kustomization.yaml"; done
+    # Every component; those patching another (*-external) after the rest.
+    for c in deploy/kubernetes/components/*/; do
+        case "$c" in *-external/) continue ;; esac
+        echo "  - $BASE/components/$(basename "$c")" >> "$WORK/overlay/kustomization.yaml"
+    done
+    for c in deploy/kubernetes/components/*-external/; do
+        [ -d "$c" ] || continue
+        echo "  - $BASE/components/$(basename "$c")" >> "$WORK/overlay/kustomization.yaml"
+    done
     kubectl kustomize "$WORK/overlay" > "$WORK/overlay.yaml"
     # kubernetes-validate knows the built-in kinds only: the PodMonitor (a CRD) is checked by
     # check-k8s.py alone.
@@ -63,7 +71,10 @@ PY
     python3 scripts/check-k8s.py "$WORK/overlay.yaml"
     grep -q '^kind: PodMonitor' "$WORK/overlay.yaml" && grep -q '^kind: NetworkPolicy' "$WORK/overlay.yaml" \
         || { echo "the optional components did not render"; exit 1; }
-    echo "kubernetes: the optional components (PodMonitor, NetworkPolicy) render and check"
+    # components/network-policy-external (after network-policy, by name) adds the ipBlock rule
+    # for brokers outside the cluster.
+    grep -q 'ipBlock:' "$WORK/overlay.yaml" || { echo "no ipBlock rule for brokers outside the cluster rendered"; exit 1; }
+    echo "kubernetes: the optional components (PodMonitor, NetworkPolicy, its ipBlock rule) render and check"
 fi
 
 echo "== systemd: systemd-analyze verify"
