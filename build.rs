@@ -3,14 +3,17 @@
 //! `namesrv_build_info` and the status API.
 //!
 //! Cargo re-runs this only when `.git/HEAD` or the branch it points to moves (not on every
-//! build, which would rebuild the crate each time).
+//! build, which would rebuild the crate each time), or when this file changes (a changed build
+//! script is rebuilt and re-run whatever it watches).
+//!
+//! nsadmin (tools/nsadmin) uses this same file as its build script (`build = "../../build.rs"`),
+//! so every path here comes from git or `CARGO_MANIFEST_DIR`, never from the working directory.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
     let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".to_owned());
     println!("cargo:rustc-env=BUILD_GIT_COMMIT={commit}");
     for watched in watched_files() {

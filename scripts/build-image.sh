@@ -6,7 +6,9 @@
 #   scripts/build-image.sh [TAG]          default tag: namesrv:latest
 #
 # Uses podman, or docker when podman is absent and a docker engine answers. Prints the image
-# size. Environment: TARGET (default: the host's *-linux-gnu triple; a *-linux-musl target works
+# size. The image is labelled with the binary's version, the git commit (full) and the
+# repository (IMAGE_SOURCE, else the `origin` remote, else `unknown`), and keeps its
+# HEALTHCHECK (`namesrv healthcheck`). Environment: TARGET (default: the host's *-linux-gnu triple; a *-linux-musl target works
 # too where it is installed), CARGO_TARGET_DIR.
 #
 # Why not a multi-stage Containerfile with a Rust builder stage: its `FROM rust:...` needs a
@@ -49,9 +51,18 @@ cp "$BIN" "$CONTEXT/namesrv"
 cp config/default.toml "$CONTEXT/rootfs/etc/namesrv/default.toml"
 cp Containerfile "$CONTEXT/Containerfile"
 
-echo "== $ENGINE build -t $TAG"
-PULL=()
-[ "$ENGINE" = podman ] && PULL=(--pull=never)
-"$ENGINE" build "${PULL[@]}" -t "$TAG" -f "$CONTEXT/Containerfile" "$CONTEXT"
+# The labels: the version the binary reports, the commit checked out (full), the repository.
+VERSION=$("$BIN" --version | awk '{print $2}')
+REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE=${IMAGE_SOURCE:-$(git remote get-url origin 2>/dev/null | sed -E 's#^git@([^:]+):#https://\1/#; s#\.git$##' || true)}
+SOURCE=${SOURCE:-unknown}
+LABELS=(--build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION" --build-arg "SOURCE=$SOURCE")
+
+echo "== $ENGINE build -t $TAG (version $VERSION, revision $REVISION, source $SOURCE)"
+ENGINE_ARGS=()
+# podman: never pull (scratch is the only base), and the docker image format, the one that keeps
+# the Containerfile's HEALTHCHECK (podman's default OCI format drops it with a warning).
+[ "$ENGINE" = podman ] && ENGINE_ARGS=(--pull=never --format docker)
+"$ENGINE" build "${ENGINE_ARGS[@]}" "${LABELS[@]}" -t "$TAG" -f "$CONTEXT/Containerfile" "$CONTEXT"
 SIZE=$("$ENGINE" image inspect --format '{{.Size}}' "$TAG")
 echo "image $TAG: $SIZE bytes ($((SIZE / 1024 / 1024)) MiB); binary $(stat -c %s "$BIN") bytes"

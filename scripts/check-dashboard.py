@@ -6,7 +6,14 @@ of the given /metrics scrape (plain text format), so a renamed metric or a count
 born at its first event fails CI; with --prom, every dashboard query (its variables set to match
 anything) must also be accepted by that Prometheus server.
 
+Every panel's axes carry one unit each (checked always; alone, offline, with --units, which the
+fast gate runs): each query's unit is judged from its metric names (`_seconds` quantiles and
+means, `rate()` of `_bytes_total`, of `_seconds_total`, of other `_total`, `increase()` of a
+`_total`, a ratio `a / b`, a `_bytes` gauge, another gauge), and must fit the unit the panel (or
+a per-query override, `byFrameRefID`) gives it; two queries under one unit must have the same.
+
     scripts/check-dashboard.py METRICS_TXT [--prom HOST:PORT]
+    scripts/check-dashboard.py --units
 """
 import glob
 import json
@@ -38,8 +45,84 @@ def dashboard_queries(path):
             yield "variable " + var["name"], var["definition"]
 
 
+# The Grafana units each kind of query may be shown in.
+UNITS_OF_KIND = {
+    "seconds": {"s", "ms", "µs", "dtdurations"},
+    "bytes": {"bytes", "decbytes"},
+    "bytes per second": {"Bps", "binBps", "decBps"},
+    "busy seconds per second": {"percentunit", "short"},
+    "per second": {"reqps", "ops", "rps", "wps", "short"},
+    "count": {"short", "none", ""},
+    "ratio": {"percentunit", "percent"},
+}
+
+
+def query_kind(expr):
+    """What a query's values measure, judged from its metric names and functions."""
+    if "histogram_quantile" in expr:
+        return "seconds" if "_seconds_bucket" in expr else "count"
+    if "_seconds_sum" in expr and "_seconds_count" in expr:
+        return "seconds"
+    if re.search(r"\b(?:rate|irate)\(\s*\w*bytes\w*_total\b", expr):
+        return "bytes per second"
+    if re.search(r"\b(?:rate|irate)\(\s*\w+_seconds_total\b", expr):
+        return "busy seconds per second"
+    if re.search(r"\b(?:rate|irate)\(\s*\w+_total\b", expr):
+        return "per second"
+    if re.search(r"\bincrease\(\s*\w+_total\b", expr):
+        return "count"
+    if re.search(r"\S\s+/\s+\S", expr):
+        return "ratio"
+    if re.search(r"\b\w+_bytes\b", expr):
+        return "bytes"
+    return "count"
+
+
+def panel_unit_problems(panel):
+    """Why a panel's queries do not each fit the unit of the axis they are drawn on."""
+    config = panel.get("fieldConfig", {})
+    default = config.get("defaults", {}).get("unit", "")
+    by_ref = {}
+    for override in config.get("overrides", []):
+        matcher = override.get("matcher", {})
+        units = [p["value"] for p in override.get("properties", []) if p.get("id") == "unit"]
+        if units and matcher.get("id") == "byFrameRefID":
+            by_ref[matcher.get("options")] = units[-1]
+        elif units:
+            return [f"a unit override matched {matcher.get('id')!r}: only byFrameRefID can be checked"]
+    problems, kinds_by_unit = [], {}
+    for target in panel.get("targets", []):
+        unit = by_ref.get(target.get("refId"), default)
+        kind = query_kind(target["expr"])
+        if unit not in UNITS_OF_KIND[kind]:
+            problems.append(f"query {target.get('refId')} measures {kind}, shown as {unit!r}")
+        kinds_by_unit.setdefault(unit, set()).add(kind)
+    for unit, kinds in kinds_by_unit.items():
+        if len(kinds) > 1:
+            problems.append(f"one {unit!r} axis mixes {' and '.join(sorted(kinds))}")
+    return problems
+
+
+def unit_failures(paths):
+    failures = []
+    for path in paths:
+        for panel in json.load(open(path, encoding="utf-8"))["panels"]:
+            for problem in panel_unit_problems(panel):
+                failures.append(f"{path.rsplit('/', 1)[-1]} panel {panel.get('title')!r}: {problem}")
+    return failures
+
+
 def main():
     args = sys.argv[1:]
+    if args == ["--units"]:
+        dashboards = sorted(glob.glob(f"{ROOT}/deploy/grafana/*.json"))
+        failures = unit_failures(dashboards) if dashboards else ["no dashboard found under deploy/grafana"]
+        for f in failures:
+            print("check-dashboard:", f)
+        if failures:
+            sys.exit(1)
+        print(f"check-dashboard: every panel of {len(dashboards)} dashboard(s) has one unit per axis")
+        return
     prom = None
     if "--prom" in args:
         i = args.index("--prom")
@@ -55,6 +138,7 @@ def main():
     sources += [(p, list(dashboard_queries(p))) for p in dashboards]
     if not sources or not dashboards:
         failures.append("no alert rules or dashboard found under deploy/")
+    failures += unit_failures(dashboards)
     for path, texts in sources:
         for where, text in texts:
             for name in NAME.findall(text):

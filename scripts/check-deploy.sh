@@ -3,11 +3,14 @@
 #   1. deploy/kubernetes renders with `kubectl kustomize` and every rendered object passes
 #      `kubernetes-validate --strict` against Kubernetes $K8S_VERSION, plus the properties the
 #      manifests promise (scripts/check-k8s.py);
-#   2. deploy/systemd/namesrv.service passes `systemd-analyze verify` (exact file, in a scratch
-#      root holding the binary) and its exposure level is printed;
-#   3. with podman or a docker engine: scripts/build-image.sh builds the image, and the exported
-#      filesystem's binary runs (chroot, as the image's non-root user, no environment): it checks
-#      its config, serves, keeps state in /var/lib/namesrv, and stops on SIGTERM.
+#   2. deploy/systemd/namesrv.service and the template namesrv@.service (as an instance) pass
+#      `systemd-analyze verify` (exact files, in a scratch root holding the binary) and their
+#      exposure levels are printed;
+#   3. with podman or a docker engine: scripts/build-image.sh builds the image; its OCI labels
+#      (version, revision, source) and HEALTHCHECK are inspected; and the exported filesystem's
+#      binary runs (chroot, as the image's non-root user, no environment): it checks its config,
+#      serves, answers `namesrv healthcheck`, keeps state in /var/lib/namesrv, and stops on
+#      SIGTERM (after which the health check fails).
 # A tool that is missing is reported as skipped, which under CI=true fails the script (CI must
 # check everything); a check that runs and fails exits 1.
 #   scripts/check-deploy.sh [--no-image]
@@ -47,7 +50,15 @@ else
     mkdir -p "$WORK/overlay"
     BASE=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$PWD/deploy/kubernetes" "$WORK/overlay")
     printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\ncomponents:\n' "$BASE" > "$WORK/overlay/kustomization.yaml"
-    for c in deploy/kubernetes/components/*/; do echo "  - $BASE/components/$(basename "$c")" >> "$WORK/overlay/kustomization.yaml"; done
+    # Every component; those patching another (*-external) after the rest.
+    for c in deploy/kubernetes/components/*/; do
+        case "$c" in *-external/) continue ;; esac
+        echo "  - $BASE/components/$(basename "$c")" >> "$WORK/overlay/kustomization.yaml"
+    done
+    for c in deploy/kubernetes/components/*-external/; do
+        [ -d "$c" ] || continue
+        echo "  - $BASE/components/$(basename "$c")" >> "$WORK/overlay/kustomization.yaml"
+    done
     kubectl kustomize "$WORK/overlay" > "$WORK/overlay.yaml"
     # kubernetes-validate knows the built-in kinds only: the PodMonitor (a CRD) is checked by
     # check-k8s.py alone.
@@ -60,7 +71,10 @@ PY
     python3 scripts/check-k8s.py "$WORK/overlay.yaml"
     grep -q '^kind: PodMonitor' "$WORK/overlay.yaml" && grep -q '^kind: NetworkPolicy' "$WORK/overlay.yaml" \
         || { echo "the optional components did not render"; exit 1; }
-    echo "kubernetes: the optional components (PodMonitor, NetworkPolicy) render and check"
+    # components/network-policy-external (after network-policy, by name) adds the ipBlock rule
+    # for brokers outside the cluster.
+    grep -q 'ipBlock:' "$WORK/overlay.yaml" || { echo "no ipBlock rule for brokers outside the cluster rendered"; exit 1; }
+    echo "kubernetes: the optional components (PodMonitor, NetworkPolicy, its ipBlock rule) render and check"
 fi
 
 echo "== systemd: systemd-analyze verify"
@@ -83,6 +97,18 @@ else
     if [ -n "$OUT" ]; then echo "$OUT"; exit 1; fi
     echo "systemd: namesrv.service (with the credentials drop-in) verified;" \
         "$(systemd-analyze security --offline=true --root="$ROOT" namesrv.service 2>&1 | grep -o 'Overall exposure level.*')"
+    # The template, as an instance (namesrv@check: /etc/namesrv/check.toml, /var/lib/namesrv/check),
+    # with the drop-in for every instance.
+    mkdir -p "$ROOT/etc/systemd/system/namesrv@.service.d"
+    cp deploy/systemd/namesrv@.service "$ROOT/etc/systemd/system/"
+    cp deploy/systemd/credentials.conf "$ROOT/etc/systemd/system/namesrv@.service.d/"
+    OUT=$(systemd-analyze verify --root="$ROOT" namesrv@check.service 2>&1) || { echo "$OUT"; exit 1; }
+    if [ -n "$OUT" ]; then echo "$OUT"; exit 1; fi
+    grep -q '^ExecStart=.* -c /etc/namesrv/%i.toml$' deploy/systemd/namesrv@.service \
+        && grep -q '^StateDirectory=namesrv/%i$' deploy/systemd/namesrv@.service \
+        || { echo "namesrv@.service: the instance must pick /etc/namesrv/%i.toml and StateDirectory=namesrv/%i"; exit 1; }
+    echo "systemd: namesrv@.service (instance namesrv@check, with the credentials drop-in) verified;" \
+        "$(systemd-analyze security --offline=true --root="$ROOT" namesrv@check.service 2>&1 | grep -o 'Overall exposure level.*')"
 fi
 
 echo "== container image"
@@ -105,6 +131,20 @@ else
     ENTRY=$("$ENGINE" image inspect --format '{{json .Config.Entrypoint}} {{.Config.User}}' "$IMAGE_TAG")
     [ "$ENTRY" = '["/usr/local/bin/namesrv"] 65532:65532' ] || { echo "unexpected entrypoint/user: $ENTRY"; exit 1; }
     [ "$(stat -c %u "$ROOTFS/var/lib/namesrv")" = 65532 ] || { echo "/var/lib/namesrv is not the user's"; exit 1; }
+    # The OCI labels name the binary's version, the commit checked out and a source.
+    label() { "$ENGINE" image inspect --format "{{index .Labels \"org.opencontainers.image.$1\"}}" "$IMAGE_TAG"; }
+    WANT_VERSION=$("$ROOTFS/usr/local/bin/namesrv" --version | awk '{print $2}')
+    WANT_REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+    [ "$(label version)" = "$WANT_VERSION" ] || { echo "label version: '$(label version)', binary: $WANT_VERSION"; exit 1; }
+    [ "$(label revision)" = "$WANT_REVISION" ] || { echo "label revision: '$(label revision)', HEAD: $WANT_REVISION"; exit 1; }
+    [ -n "$(label source)" ] || { echo "label source is empty"; exit 1; }
+    # The HEALTHCHECK survived the build (the docker format keeps it) and runs the binary itself.
+    HEALTH=$("$ENGINE" image inspect --format '{{json .Config.Healthcheck}}' "$IMAGE_TAG")
+    case "$HEALTH" in
+        *'"/usr/local/bin/namesrv","healthcheck"'*) ;;
+        *) echo "no HEALTHCHECK running namesrv healthcheck in the image: $HEALTH"; exit 1 ;;
+    esac
+    echo "image: labels version=$(label version) revision=$(label revision) source=$(label source); HEALTHCHECK kept"
     if [ "$(id -u)" != 0 ]; then skip "image built; running its binary needs chroot (root)"; exit 0; fi
     # As the image runs it: its user, no environment, its own filesystem only.
     env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv --check-config \
@@ -117,10 +157,16 @@ else
     ADDR=$(sed -n 's/.*listening addr=\([^ ]*\).*/\1/p' "$WORK/serve.log")
     [ -n "$ADDR" ] || { cat "$WORK/serve.log"; exit 1; }
     cargo run -q --release -p nsadmin -- updateKvConfig -n "$ADDR" -s image-check -k key -v value
+    # The health check as the image runs it: healthy while serving, unhealthy once stopped.
+    env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv healthcheck --addr "$ADDR"
     kill -TERM "$NAMESRV_PID"
     wait "$NAMESRV_PID"
     NAMESRV_PID=""
+    if env -i "$(command -v chroot)" --userspec=65532:65532 "$ROOTFS" /usr/local/bin/namesrv healthcheck \
+        --addr "$ADDR" --timeout-ms 500 2>/dev/null; then
+        echo "healthcheck says healthy with the server stopped"; exit 1
+    fi
     grep -q '"image-check"' "$ROOTFS/var/lib/namesrv/kvConfig.json" || { cat "$WORK/serve.log"; exit 1; }
-    echo "image: $IMAGE_TAG built; its binary checked its config, served at $ADDR, kept state in" \
-        "/var/lib/namesrv and stopped cleanly"
+    echo "image: $IMAGE_TAG built; its binary checked its config, served at $ADDR, was healthy," \
+        "kept state in /var/lib/namesrv and stopped cleanly"
 fi

@@ -7,6 +7,7 @@ restricted securityContext. Prints each problem and exits 1 if there is one.
 Usage: scripts/check-k8s.py RENDERED.yaml
 """
 
+import ipaddress
 import sys
 
 import yaml
@@ -65,7 +66,7 @@ def main(path):
 def check_components(by_kind, template, need):
     """The optional components (deploy/kubernetes/components), when rendered: the PodMonitor
     scrapes the pods' HTTP port, the NetworkPolicy selects the pods and lets anyone reach the
-    remoting port."""
+    remoting port, and its ipBlock rules (addresses outside the cluster) open that port only."""
     labels = template["metadata"]["labels"]
     ports = {p["name"]: p["containerPort"] for c in template["spec"]["containers"] for p in c.get("ports", [])}
     for pm in by_kind.get("PodMonitor", []):
@@ -83,6 +84,22 @@ def check_components(by_kind, template, need):
             and any(p.get("port") in ("remoting", ports.get("remoting")) for p in rule.get("ports", []))
         ]
         need(open_remoting, "a NetworkPolicy letting brokers and clients from any namespace reach the remoting port")
+        # ipBlock rules (components/network-policy-external) admit addresses outside the cluster:
+        # the remoting port only (the HTTP port carries the status API), from valid CIDRs.
+        for rule in np["spec"].get("ingress", []):
+            blocks = [peer["ipBlock"] for peer in rule.get("from", []) if "ipBlock" in peer]
+            if not blocks:
+                continue
+            rule_ports = [p.get("port") for p in rule.get("ports", [])]
+            need(rule_ports and all(p in ("remoting", ports.get("remoting")) for p in rule_ports),
+                 "an ipBlock rule opening the remoting port only (got ports %s)" % rule_ports)
+            for block in blocks:
+                try:
+                    ipaddress.ip_network(block.get("cidr", ""))
+                    valid = True
+                except ValueError:
+                    valid = False
+                need(valid, "a valid CIDR in an ipBlock rule (got %r)" % block.get("cidr"))
 
 
 if __name__ == "__main__":

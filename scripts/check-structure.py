@@ -31,7 +31,7 @@ FN = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:un
 LAYERS = [
     ["main"],
     ["server"],
-    ["preflight", "observe"],
+    ["preflight", "observe", "health"],
     ["http", "connection"],
     ["dispatch"],
     ["acl", "tls"],

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fast gate, the first thing CI runs and what a newcomer can run before every commit (a few
-# minutes warm): formatting, lints, the structure check, every unit test, and the integration
-# tests of the core paths (broker lifecycle over TCP, the captured wire samples). The extended
-# checks (.ci/run after this) add the whole integration suite and the real-tool scripts.
+# minutes warm): formatting, lints, the structure check, the dashboard's units, every unit test,
+# and the integration tests of the core paths (broker lifecycle over TCP, the captured wire
+# samples). The extended checks (.ci/run after this) add the whole integration suite and the
+# real-tool scripts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
@@ -15,6 +16,8 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "structure (import circles, layers, file and function sizes)"
 python3 scripts/check-structure.py
+step "dashboard units (one unit per axis)"
+python3 scripts/check-dashboard.py --units
 step "unit tests"
 cargo test --workspace --locked --lib --bins
 step "core integration tests"

@@ -35,10 +35,11 @@
 //!   (names, topics, KV values), checked on the wire and on what is read back from disk.
 //! - [`settings`]: layered configuration (TOML or Java properties, environment, flags), parsed
 //!   once into types and grouped by domain (`groups`: listen, routing, state, limits, observe,
-//!   acl, tls; every key keeps its flat name); [`preflight`]: what `--check-config` checks beyond the settings.
+//!   acl, tls; every key keeps its flat name); [`preflight`]: what `--check-config` checks beyond the settings;
+//!   [`health`]: `namesrv healthcheck`, the probe of a running server (a client of it).
 //!
 //! Imports run downward only, through these layers (a module may use its own layer and those
-//! below): `main` → `server` → `preflight`, `observe` → `http`, `connection` → `dispatch` →
+//! below): `main` → `server` → `preflight`, `observe`, `health` → `http`, `connection` → `dispatch` →
 //! `acl`, `tls` → `kv`, `config_store`, `warm`, `controller` → `registry` → `notifier` →
 //! `mailbox`, `listen`, `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `secret_file`, `statelock`,
 //! `origin`, `peers`, `limits` →
@@ -58,6 +59,7 @@ pub mod connection;
 pub mod controller;
 pub mod dispatch;
 pub mod filewatch;
+pub mod health;
 pub mod http;
 pub mod io_pool;
 pub mod kv;

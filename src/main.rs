@@ -13,6 +13,7 @@ use tracing_subscriber::filter::ParseError;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{reload, EnvFilter, Registry};
 
+use namesrv::health::{self, HealthArgs};
 use namesrv::settings::addr::{split_host_port, AddrError};
 use namesrv::settings::sources::{DEFAULTS_FILE_NAME, DEFAULT_CONFIG_DIR, ENV_PREFIX};
 use namesrv::settings::{ConfigFormat, LogFormat, PrintFormat, Settings, SettingsError, Sources};
@@ -60,6 +61,16 @@ struct Cli {
     /// Any setting, as KEY=VALUE (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Instead of serving: `healthcheck`.
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+/// What namesrv does instead of serving.
+#[derive(clap::Subcommand, Debug)]
+enum Sub {
+    /// Asks a running namesrv whether it serves (the image's HEALTHCHECK): exit 0 healthy, 1 not.
+    Healthcheck(HealthArgs),
 }
 
 /// Why the command line or the settings it names cannot be used.
@@ -115,6 +126,9 @@ impl Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Sub::Healthcheck(args)) = &cli.command {
+        return health_check(&cli, args);
+    }
     let log_filter = init_logging(&cli);
     if let Some(addr) = &cli.namesrv_addr {
         warn!(namesrv_addr = %addr, "ignoring -n: Java's NamesrvStartup accepts it and does not use it either");
@@ -243,6 +257,21 @@ fn check_config(settings: &Settings, sources: &Sources, bind: bool) -> ExitCode 
         }
         Err(e) => {
             error!(error = %e, "configuration check failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `healthcheck`: one line on stdout when healthy (exit 0), on stderr when not (exit 1).
+fn health_check(cli: &Cli, args: &HealthArgs) -> ExitCode {
+    let settings = || cli.sources().and_then(|s| Ok(s.load()?)).map_err(|e| e.to_string());
+    match args.probe(settings).and_then(|probe| health::check(&probe, args.timeout())) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("unhealthy: {e}");
             ExitCode::FAILURE
         }
     }

@@ -18,6 +18,7 @@ mod connection_limit;
 mod controller;
 mod differential;
 mod fair_shares;
+mod healthcheck;
 mod http_endpoint;
 mod ipv6;
 mod java_parity;

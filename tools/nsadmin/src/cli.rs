@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 ///
 /// Exit codes: 0 success, 1 error, 2 drift found (`diff`).
 #[derive(Debug, Parser)]
-#[command(name = "nsadmin", version)]
+#[command(name = "nsadmin", version = VERSION)]
 pub struct Cli {
     /// Options every subcommand takes.
     #[command(flatten)]
@@ -18,6 +18,10 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `nsadmin --version`: the version and the commit it was built from (`unknown` outside a git
+/// checkout).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("BUILD_GIT_COMMIT"), ")");
 
 /// Options shared by every subcommand (they may come before or after it).
 #[derive(Debug, Clone, Args)]
@@ -83,11 +87,15 @@ impl Global {
 #[derive(Debug, Subcommand)]
 #[command(rename_all = "camelCase")]
 pub enum Command {
-    /// Clusters, broker groups, ids and addresses (GET_BROKER_CLUSTER_INFO, 106).
-    ClusterList {
-        /// Only this cluster's brokers.
-        #[arg(short = 'c', long = "clusterName", alias = "cluster")]
-        cluster: Option<String>,
+    /// Clusters, broker groups, ids and addresses (GET_BROKER_CLUSTER_INFO, 106); with -m each
+    /// broker's message counts, asked of the broker itself.
+    ClusterList(ClusterListArgs),
+    /// The clusters a topic is in: its route's broker groups (105) looked up in the cluster
+    /// list (106).
+    TopicClusterList {
+        /// The topic.
+        #[arg(short = 't', long)]
+        topic: String,
     },
     /// A topic's route: queue datas, broker datas, order conf (GET_ROUTEINFO_BY_TOPIC, 105).
     TopicRoute {
@@ -299,6 +307,25 @@ pub enum Command {
     Watch(WatchArgs),
     /// Waits until a broker group is listed (or gone) on every NameServer in -n.
     Wait(WaitArgs),
+}
+
+/// Options of `clusterList`.
+#[derive(Debug, Clone, Args)]
+pub struct ClusterListArgs {
+    /// Only this cluster's brokers.
+    #[arg(short = 'c', long = "clusterName", alias = "cluster")]
+    pub cluster: Option<String>,
+    /// Messages put (in) and got (out) yesterday and today so far, per broker member, from
+    /// each broker's runtime info (GET_BROKER_RUNTIME_INFO, 28: the NameServer has no such
+    /// figures, so every broker address is connected to); `-` where a broker does not answer.
+    #[arg(short = 'm', long = "moreStats")]
+    pub more_stats: bool,
+    /// Print again every this many seconds, until interrupted (or --count rounds).
+    #[arg(short = 'i', long = "interval", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub interval: Option<u64>,
+    /// With -i: stop after this many rounds.
+    #[arg(long, requires = "interval", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
 }
 
 /// Options of `diff`.

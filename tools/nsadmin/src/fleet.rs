@@ -44,6 +44,12 @@ pub enum CmdError {
         /// The cluster named.
         cluster: String,
     },
+    /// A broker's runtime info lacks the message totals `clusterList -m` shows.
+    #[error("{addr}: runtime info has no message totals (msgPutTotal*/msgGetTotal*)")]
+    NoMessageTotals {
+        /// The broker.
+        addr: String,
+    },
     /// A file named on the command line cannot be read or is not what it should be.
     #[error("{path}: {reason}")]
     BadFile {

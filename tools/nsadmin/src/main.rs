@@ -6,13 +6,14 @@
 //! - `fleet`: the `-n` list, its connections (the `namesrv-client` crate: pipelined, signed,
 //!   TLS) and its errors.
 //! - `wire`: request builders and answer bodies.
-//! - `read`, `write`, `wait`: the mqadmin-style subcommands; `controller` with
+//! - `read`, `cluster` with `stats`, `write`, `wait`: the mqadmin-style subcommands; `controller` with
 //!   `controller_show`: the controller's; `backup`: KV export and import;
 //!   `diff`: fleet drift; `watch` with `http`: the refreshing view.
 #![forbid(unsafe_code)]
 
 mod backup;
 mod cli;
+mod cluster;
 mod controller;
 mod controller_diff;
 mod controller_show;
@@ -21,6 +22,7 @@ mod fleet;
 mod http;
 mod output;
 mod read;
+mod stats;
 mod table;
 mod wait;
 mod watch;
@@ -99,7 +101,8 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
             .with_tls(tls_config(&global)?);
     let ctx = Ctx { fleet, json: global.json, all: global.all };
     match cli.command {
-        Command::ClusterList { cluster } => read::cluster_list(&ctx, cluster.as_deref()).await,
+        Command::ClusterList(args) => cluster::cluster_list(&ctx, &args).await,
+        Command::TopicClusterList { topic } => cluster::topic_cluster_list(&ctx, &topic).await,
         Command::TopicRoute { topic, list } => read::topic_route(&ctx, &topic, list).await,
         Command::TopicList { cluster } => read::topic_list(&ctx, cluster.as_deref()).await,
         Command::GetNamesrvConfig => read::namesrv_config(&ctx).await,

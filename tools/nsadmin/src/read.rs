@@ -1,6 +1,6 @@
-//! Read subcommands: clusterList, topicRoute, topicList, getNamesrvConfig, getKvConfig and
-//! brokerMembers (the NameServer halves of mqadmin's `ClusterListSubCommand`,
-//! `TopicRouteSubCommand`, `TopicListSubCommand`, `GetNamesrvConfigCommand`, ...).
+//! Read subcommands: topicRoute, topicList, getNamesrvConfig, getKvConfig and
+//! brokerMembers (the NameServer halves of mqadmin's `TopicRouteSubCommand`,
+//! `TopicListSubCommand`, `GetNamesrvConfigCommand`, ...).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,7 @@ use crate::table::Table;
 use crate::wire::{self, perm_name, ClusterInfo, KvTable, MemberGroupBody, TopicList, TopicRoute};
 
 /// Parses each successful answer's body as `T`; errors keep the NameServer's address.
-fn bodies<T: serde::de::DeserializeOwned>(results: PerNamesrv<RemotingCommand>) -> PerNamesrv<T> {
+pub(crate) fn bodies<T: serde::de::DeserializeOwned>(results: PerNamesrv<RemotingCommand>) -> PerNamesrv<T> {
     results
         .into_iter()
         .map(|(addr, r)| {
@@ -20,61 +20,6 @@ fn bodies<T: serde::de::DeserializeOwned>(results: PerNamesrv<RemotingCommand>) 
             (addr, parsed)
         })
         .collect()
-}
-
-/// `clusterList [-c C]`: one row per broker member, like mqadmin's table without broker
-/// statistics; with `-c`, that cluster's groups only (an unknown cluster is an error).
-pub async fn cluster_list(ctx: &Ctx, cluster: Option<&str>) -> Result<Exit, CmdError> {
-    let results = ctx.fleet.read(&wire::request(RequestCode::GetBrokerClusterInfo, &[]), ctx.all).await;
-    let mut results = bodies::<ClusterInfo>(results);
-    if let Some(cluster) = cluster {
-        for (addr, result) in &mut results {
-            if let Ok(info) = result {
-                match only_cluster(info, cluster) {
-                    Some(one) => *info = one,
-                    None => *result = Err(CmdError::UnknownCluster { addr: addr.clone(), cluster: cluster.to_owned() }),
-                }
-            }
-        }
-    }
-    Ok(print_each(ctx, results, cluster_table))
-}
-
-/// `info` cut down to `cluster` and its groups, or `None` when it has no such cluster.
-fn only_cluster(info: &ClusterInfo, cluster: &str) -> Option<ClusterInfo> {
-    let names = info.cluster_addr_table.get(cluster)?;
-    let mut one = info.clone();
-    one.cluster_addr_table.retain(|c, _| c == cluster);
-    one.broker_addr_table.retain(|name, _| names.contains(name));
-    Some(one)
-}
-
-/// The clusterList table.
-pub fn cluster_table(info: &ClusterInfo) -> String {
-    let mut table = Table::new(&["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Zone"]);
-    let mut listed = std::collections::BTreeSet::new();
-    for (cluster, names) in &info.cluster_addr_table {
-        for name in names {
-            listed.insert(name.as_str());
-            add_group_rows(&mut table, cluster, name, info);
-        }
-    }
-    // Groups no cluster lists (a NameServer mid-change): shown under their own cluster field.
-    for (name, group) in info.broker_addr_table.iter().filter(|(n, _)| !listed.contains(n.as_str())) {
-        add_group_rows(&mut table, &group.cluster, name, info);
-    }
-    table.render()
-}
-
-fn add_group_rows(table: &mut Table, cluster: &str, name: &str, info: &ClusterInfo) {
-    let Some(group) = info.broker_addr_table.get(name) else {
-        table.row(vec![cluster.into(), name.into(), "-".into(), "(not in brokerAddrTable)".into()]);
-        return;
-    };
-    let zone = group.zone_name.clone().unwrap_or_default();
-    for (id, addr) in &group.broker_addrs {
-        table.row(vec![cluster.into(), name.into(), id.to_string(), addr.clone(), zone.clone()]);
-    }
 }
 
 /// `topicRoute -t T [-l]`.
@@ -222,17 +167,5 @@ mod tests {
         let map = properties(Some(b"b=2\n# comment\na = 1\n\nflag\nurl=x=y\n"));
         let pairs: Vec<(&str, &str)> = map.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         assert_eq!(pairs, [("a", "1"), ("b", "2"), ("flag", ""), ("url", "x=y")]);
-    }
-
-    #[test]
-    fn cluster_table_lists_every_member_and_unlisted_groups() {
-        let body = br#"{"brokerAddrTable":{"a":{"brokerAddrs":{0:"h:1",1:"h:2"},"brokerName":"a","cluster":"C"},"z":{"brokerAddrs":{0:"h:9"},"brokerName":"z","cluster":"D"}},"clusterAddrTable":{"C":["a"]}}"#;
-        let info: ClusterInfo = wire::parse(Some(body)).expect("parses");
-        let text = cluster_table(&info);
-        let rows: Vec<&str> = text.lines().collect();
-        assert_eq!(rows.len(), 4, "{text}");
-        assert!(rows[1].starts_with("C") && rows[1].contains("h:1"), "{text}");
-        assert!(rows[2].contains(" 1 ") && rows[2].contains("h:2"), "{text}");
-        assert!(rows[3].starts_with("D") && rows[3].contains("h:9"), "{text}");
     }
 }

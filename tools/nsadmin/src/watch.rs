@@ -10,10 +10,10 @@ use namesrv_protocol::RequestCode;
 use serde_json::{json, Value};
 
 use crate::cli::WatchArgs;
+use crate::cluster::cluster_table;
 use crate::fleet::{body, success, CmdError};
 use crate::http::{find_key, get_json, heartbeat_ages, snapshot_ages};
 use crate::output::{Ctx, Exit};
-use crate::read::cluster_table;
 use crate::table::{print_json, Table};
 use crate::wire::{self, ClusterInfo, TopicList};
 

@@ -57,6 +57,23 @@ impl ClusterInfo {
         let listed = self.cluster_addr_table.iter().find(|(_, names)| names.contains(broker)).map(|(c, _)| c.as_str());
         listed.or_else(|| self.broker_addr_table.get(broker).map(|b| b.cluster.as_str()).filter(|c| !c.is_empty()))
     }
+
+    /// Every (cluster, group) in table order: by cluster, then the groups no cluster lists (a
+    /// NameServer mid-change) under their own cluster field.
+    pub fn groups(&self) -> Vec<(&str, &str)> {
+        let mut out = Vec::new();
+        let mut listed = BTreeSet::new();
+        for (cluster, names) in &self.cluster_addr_table {
+            for name in names {
+                listed.insert(name.as_str());
+                out.push((cluster.as_str(), name.as_str()));
+            }
+        }
+        for (name, group) in self.broker_addr_table.iter().filter(|(n, _)| !listed.contains(n.as_str())) {
+            out.push((group.cluster.as_str(), name.as_str()));
+        }
+        out
+    }
 }
 
 /// One group's queues for a topic (Java's `QueueData`).
