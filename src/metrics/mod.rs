@@ -279,7 +279,7 @@ impl Metrics {
         };
         m.register(registry.sub_registry_with_prefix("namesrv"), durations);
         m.zero_series();
-        registry.register_collector(Box::new(process::ProcessCollector));
+        registry.register_collector(Box::new(process::ProcessCollector::default()));
         Arc::new(Metrics { registry, ..m })
     }
 
