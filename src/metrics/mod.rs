@@ -12,6 +12,7 @@ pub mod histogram;
 pub mod history;
 mod process;
 pub mod requests;
+pub mod snapshot;
 pub mod text;
 pub mod zero;
 
@@ -194,6 +195,8 @@ pub struct Metrics {
     pub history: history::History,
     /// The controller's Raft and election figures.
     pub controller: controller::ControllerFigures,
+    /// The route snapshot writer's figures.
+    pub route_snapshot: snapshot::SnapshotFigures,
 }
 
 /// What the registry reports when scraped.
@@ -276,6 +279,7 @@ impl Metrics {
             mailboxes: Mutex::new(Vec::new()),
             history: history::History::default(),
             controller: controller::ControllerFigures::default(),
+            route_snapshot: snapshot::SnapshotFigures::default(),
         };
         m.register(registry.sub_registry_with_prefix("namesrv"), durations);
         m.zero_series();
@@ -315,6 +319,7 @@ impl Metrics {
         let reloads = self.security_reloads.clone();
         ns.register("security_reloads", "Accounts and TLS files re-read and judged, by file and result", reloads);
         self.controller.register(ns);
+        self.route_snapshot.register(ns);
     }
 
     /// Every request's duration, whatever its code (for rates and p99 over time).
