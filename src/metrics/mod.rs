@@ -10,6 +10,7 @@ pub mod controller;
 pub mod elections;
 pub mod histogram;
 pub mod history;
+mod labels;
 mod process;
 pub mod requests;
 pub mod snapshot;
@@ -19,7 +20,6 @@ pub mod zero;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -28,48 +28,7 @@ use prometheus_client::registry::Registry;
 use crate::protocol::controller::ControllerRequestCode;
 use crate::protocol::RequestCode;
 use histogram::SecondsHistogram;
-
-/// `code` and `result` of `namesrv_requests_total`.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabels {
-    code: &'static str,
-    result: &'static str,
-}
-
-/// `code` of `namesrv_request_duration_seconds`.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct CodeLabel {
-    code: &'static str,
-}
-
-/// A single low-cardinality label.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResultLabel {
-    result: &'static str,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ReasonLabel {
-    reason: &'static str,
-}
-
-/// `file` and `result` of `namesrv_security_reloads_total`.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct FileResultLabels {
-    file: &'static str,
-    result: &'static str,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ActorLabel {
-    actor: &'static str,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ActorMessageLabels {
-    actor: &'static str,
-    message: &'static str,
-}
+use labels::{ActorLabel, ActorMessageLabels, CodeLabel, FileResultLabels, ReasonLabel, RequestLabels, ResultLabel};
 
 /// The results a request can have: its response code (the NameServer's, then the controller's
 /// 2000–2016), or `ONEWAY` when it is not answered. An unknown code counts as `SYSTEM_ERROR`.
