@@ -145,6 +145,8 @@ pub struct Metrics {
     pub kv_write_failures: Counter,
     /// Expiry ticks that came late because this process stalled.
     pub registry_stalls: Counter,
+    /// Steps of the wall clock the expiry tick saw (never counted as stalls).
+    pub wall_clock_steps: Counter,
     config_updates: Family<ResultLabel, Counter>,
     acl_refusals: Family<ReasonLabel, Counter>,
     tls_connections: Family<ResultLabel, Counter>,
@@ -231,6 +233,7 @@ impl Metrics {
             route_cache_bytes: Gauge::default(),
             kv_write_failures: Counter::default(),
             registry_stalls: Counter::default(),
+            wall_clock_steps: Counter::default(),
             config_updates: Family::default(),
             acl_refusals: Family::default(),
             tls_connections: Family::default(),
@@ -272,6 +275,8 @@ impl Metrics {
         ns.register("kv_write_failures", "KV changes that could not be made durable", self.kv_write_failures.clone());
         let stalls = self.registry_stalls.clone();
         ns.register("registry_stalls", "Expiry ticks that came late because this process stalled", stalls);
+        let steps = self.wall_clock_steps.clone();
+        ns.register("wall_clock_steps", "Steps of the wall clock (set, not slewed), never counted as stalls", steps);
         ns.register("config_updates", "UPDATE_NAMESRV_CONFIG requests, by result", self.config_updates.clone());
         ns.register("acl_refusals", "Requests refused by access control, by reason", self.acl_refusals.clone());
         ns.register("tls_connections", "Connections by how TLS treated them", self.tls_connections.clone());
