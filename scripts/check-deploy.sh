@@ -6,7 +6,9 @@
 #   2. deploy/systemd/namesrv.service and the template namesrv@.service (as an instance) pass
 #      `systemd-analyze verify` (exact files, in a scratch root holding the binary) and their
 #      exposure levels are printed;
-#   3. with podman or a docker engine: scripts/build-image.sh builds the image; its OCI labels
+#   3. the process_* metrics are all there when /proc is mounted as the unit mounts it
+#      (ProcSubset=pid: no /proc/stat): the binary runs under such a mount and is scraped;
+#   4. with podman or a docker engine: scripts/build-image.sh builds the image; its OCI labels
 #      (version, revision, source) and HEALTHCHECK are inspected; and the exported filesystem's
 #      binary runs (chroot, as the image's non-root user, no environment): it checks its config,
 #      serves, answers `namesrv healthcheck`, keeps state in /var/lib/namesrv, and stops on
@@ -109,6 +111,71 @@ else
         || { echo "namesrv@.service: the instance must pick /etc/namesrv/%i.toml and StateDirectory=namesrv/%i"; exit 1; }
     echo "systemd: namesrv@.service (instance namesrv@check, with the credentials drop-in) verified;" \
         "$(systemd-analyze security --offline=true --root="$ROOT" namesrv@check.service 2>&1 | grep -o 'Overall exposure level.*')"
+fi
+
+echo "== systemd: the process_* metrics under ProcSubset=pid"
+# The unit mounts /proc with subset=pid (ProcSubset=pid, ProtectProc=invisible): /proc/stat and
+# the other system-wide files are hidden. The binary runs under such a mount (a new mount and PID
+# namespace; unprivileged through a user namespace, as root without one) and its /metrics must
+# still hold every process_* figure, with sane values.
+if ! command -v unshare >/dev/null || [ ! -x "$BIN" ]; then
+    skip "unshare (util-linux) or $BIN missing"
+else
+    USERNS=()
+    [ "$(id -u)" = 0 ] || USERNS=(--user --map-root-user)
+    mkdir -p "$WORK/procsubset"
+    # shellcheck disable=SC2016 # expanded by the shell inside the namespace
+    unshare "${USERNS[@]}" --mount --pid --fork --kill-child sh -c '
+        mount -t proc -o subset=pid,hidepid=invisible proc /proc || exit 97
+        [ ! -e /proc/stat ] || exit 98
+        exec env -u RUST_LOG NAMESRV_HTTP_LISTEN=127.0.0.1:0 NAMESRV_KV_CONFIG_PATH="$1/kvConfig.json" \
+            NAMESRV_CONFIG_STORE_PATH="$1/namesrv.properties" "$2" --listen 127.0.0.1:0' \
+        sh "$WORK/procsubset" "$BIN" > "$WORK/procsubset/serve.log" 2>&1 &
+    NAMESRV_PID=$!
+    HTTP=""
+    for _ in $(seq 1 100); do
+        HTTP=$(grep -so "http endpoint up http_addr=[0-9.:]*" "$WORK/procsubset/serve.log" | head -1 | cut -d= -f2 || true)
+        [ -n "$HTTP" ] && break
+        kill -0 "$NAMESRV_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$HTTP" ]; then
+        wait "$NAMESRV_PID" && rc=0 || rc=$?
+        NAMESRV_PID=""
+        cat "$WORK/procsubset/serve.log"
+        case $rc in
+            97) skip "cannot mount /proc with subset=pid here (no user namespaces, or a kernel before 5.8)" ;;
+            98) echo "/proc/stat is visible under subset=pid"; exit 1 ;;
+            *) echo "namesrv did not serve under a subset=pid /proc (exit $rc)"; exit 1 ;;
+        esac
+    else
+        curl -sf "http://$HTTP/metrics" > "$WORK/procsubset/metrics.txt"
+        # unshare ignores SIGTERM while it waits: the server (its child, PID 1 inside) is told.
+        kill "$(ps -o pid= --ppid "$NAMESRV_PID")"
+        wait "$NAMESRV_PID" 2>/dev/null || true
+        NAMESRV_PID=""
+        python3 - "$WORK/procsubset/metrics.txt" <<'PY'
+import sys, time
+values = {}
+for line in open(sys.argv[1]):
+    if line and not line.startswith("#"):
+        name, _, value = line.rpartition(" ")
+        values[name] = float(value)
+now = time.time()
+checks = {
+    "process_cpu_seconds_total": lambda v: 0 <= v < 3600,
+    "process_resident_memory_bytes": lambda v: 1 << 20 <= v < 1 << 34,
+    "process_virtual_memory_bytes": lambda v: v > 0,
+    "process_open_fds": lambda v: 3 <= v < 10_000,
+    "process_max_fds": lambda v: v > 0,
+    "process_start_time_seconds": lambda v: now - 120 < v <= now + 1,
+}
+bad = [f"{n}={values.get(n)}" for n, ok in checks.items() if n not in values or not ok(values[n])]
+if bad:
+    sys.exit("process figures missing or not sane under subset=pid: " + ", ".join(bad))
+print("systemd: under a subset=pid /proc, " + ", ".join(f"{n}={values[n]:g}" for n in checks))
+PY
+    fi
 fi
 
 echo "== container image"

@@ -39,7 +39,7 @@ LAYERS = [
     ["registry"],
     ["notifier"],
     ["mailbox", "listen", "io_pool"],
-    ["metrics", "filewatch", "ratelog", "persist", "secret_file", "statelock", "origin", "peers", "limits"],
+    ["metrics", "filewatch", "ratelog", "persist", "secret_file", "statelock", "origin", "peers", "limits", "clock"],
     ["settings"],
 ]
 

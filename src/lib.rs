@@ -20,6 +20,7 @@
 //!   `writer`: its writing half); [`io_pool`]: the threads connections run on; [`server`]:
 //!   start-up and shutdown (`compose`: the actors and the listener built from the settings,
 //!   `accept`: the accept loop and the drain); [`listen`]: sockets.
+//! - [`clock`]: the wall and boot clocks, and telling a step of the wall clock from a stall.
 //! - [`metrics`]: every exported figure; [`http`]: the HTTP endpoint (metrics, probes, address
 //!   server, status page and its API); [`observe`]: starting it, sampling and the summary log.
 //! - [`kv`]: the KV config store actor and its journaled file; [`config_store`]: runtime
@@ -42,7 +43,7 @@
 //! below): `main` → `server` → `preflight`, `observe`, `health` → `http`, `connection` → `dispatch` →
 //! `acl`, `tls` → `kv`, `config_store`, `warm`, `controller` → `registry` → `notifier` →
 //! `mailbox`, `listen`, `io_pool` → `metrics`, `filewatch`, `ratelog`, `persist`, `secret_file`, `statelock`,
-//! `origin`, `peers`, `limits` →
+//! `origin`, `peers`, `limits`, `clock` →
 //! `settings`; beneath them all the `namesrv-protocol` crate (`protocol` → `model`), which
 //! depends on nothing of the server.
 //! Beside the server, the workspace holds `namesrv-client` (`crates/client`: the one remoting
@@ -54,6 +55,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acl;
+pub mod clock;
 pub mod config_store;
 pub mod connection;
 pub mod controller;

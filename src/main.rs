@@ -17,7 +17,7 @@ use namesrv::health::{self, HealthArgs};
 use namesrv::settings::addr::{split_host_port, AddrError};
 use namesrv::settings::sources::{DEFAULTS_FILE_NAME, DEFAULT_CONFIG_DIR, ENV_PREFIX};
 use namesrv::settings::{ConfigFormat, LogFormat, PrintFormat, Settings, SettingsError, Sources};
-use namesrv::statelock::{StateLock, StateLockError, StoreLock};
+use namesrv::statelock::take_locks;
 use namesrv::{preflight, server};
 
 /// A wire-compatible Apache RocketMQ NameServer.
@@ -298,8 +298,12 @@ fn export_kv(settings: &Settings, out: &std::path::Path) -> ExitCode {
 
 /// Serves until Ctrl-C or SIGTERM; SIGHUP reloads.
 fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCode {
-    let Some((lock, store_lock)) = take_locks(&settings) else {
-        return ExitCode::FAILURE;
+    let (lock, store_lock) = match take_locks(&settings) {
+        Ok(locks) => locks,
+        Err(e) => {
+            error!(error = %e, "cannot start");
+            return ExitCode::FAILURE;
+        }
     };
     sweep_temp_files(&settings);
     let system = actix::System::new();
@@ -319,49 +323,6 @@ fn run(settings: Settings, sources: Sources, log_filter: FilterHandle) -> ExitCo
             ExitCode::FAILURE
         }
     }
-}
-
-/// Locks the state directory and the config store, held until the process ends: a second
-/// server on either stops here (`None`, logged), as does a path that cannot hold them. Routes
-/// need no disk, so a directory the disk refuses to write (read-only, full, no permission) only
-/// warns: the server starts, and KV and config writes fail with their error until it is
-/// writable.
-fn take_locks(settings: &Settings) -> Option<(Option<StateLock>, Option<StoreLock>)> {
-    let lock = match StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
-        Ok(lock) => {
-            match lock.unwritten() {
-                None => info!(lock_file = %lock.path().display(), "state directory locked"),
-                Some(error) => warn!(lock_file = %lock.path().display(), %error,
-                    "state directory locked, but its lock file cannot be written: a second namesrv refused here cannot name this one's pid"),
-            }
-            Some(lock)
-        }
-        Err(e) if !e.is_unwritable() => {
-            error!(error = %e, "cannot start");
-            return None;
-        }
-        Err(e) => {
-            warn!(error = %e, "state directory not locked: starting without the lock (a second namesrv on it would not be stopped); KV and config changes fail until it is writable");
-            None
-        }
-    };
-    // The config store may live outside the state directory (a Java -c file is its own store).
-    let store_lock = match StoreLock::acquire(std::path::Path::new(&settings.state.config_store_path)) {
-        Ok(lock) => {
-            info!(lock_file = %lock.path().display(), "config store locked");
-            Some(lock)
-        }
-        Err(e @ StateLockError::StoreHeld { .. }) => {
-            error!(error = %e, "cannot start");
-            return None;
-        }
-        // As before the state lock: updates to a store that cannot be locked fail and say so.
-        Err(e) => {
-            warn!(error = %e, "config store not locked: a second namesrv on it would not be stopped");
-            None
-        }
-    };
-    Some((lock, store_lock))
 }
 
 /// Removes what writes that never finished left beside the state files (before anything

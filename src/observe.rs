@@ -8,6 +8,7 @@ use std::time::Duration;
 use actix_web::dev::ServerHandle;
 use tracing::{info, warn};
 
+use crate::clock::{Clock, SystemClock};
 use crate::controller::ControllerHandle;
 use crate::http::{self, HttpLimits, HttpState, Listening};
 use crate::listen::bind_host_port;
@@ -138,7 +139,8 @@ async fn sample(metrics: Arc<Metrics>, registry: RegistryHandle) {
     loop {
         interval.tick().await;
         let all = metrics.all_requests();
-        metrics.history.sample(all.count(), all.bucket_counts(), registry.depth(), metrics.connections.get());
+        let now = SystemClock.now();
+        metrics.history.sample(now, all.count(), all.bucket_counts(), registry.depth(), metrics.connections.get());
     }
 }
 

@@ -16,6 +16,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
+use tracing::{info, warn};
+
+use crate::settings::Settings;
 
 /// The lock file's name inside the state directory.
 pub const LOCK_FILE: &str = "namesrv.lock";
@@ -195,6 +198,43 @@ impl StoreLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Locks the state directory and the config store, held until the process ends: a second
+/// server on either stops here (the error), as does a path that cannot hold them. Routes
+/// need no disk, so a directory the disk refuses to write (read-only, full, no permission) only
+/// warns: the server starts, and KV and config writes fail with their error until it is
+/// writable.
+pub fn take_locks(settings: &Settings) -> Result<(Option<StateLock>, Option<StoreLock>), StateLockError> {
+    let lock = match StateLock::acquire(std::path::Path::new(&settings.state.kv_config_path)) {
+        Ok(lock) => {
+            match lock.unwritten() {
+                None => info!(lock_file = %lock.path().display(), "state directory locked"),
+                Some(error) => warn!(lock_file = %lock.path().display(), %error,
+                    "state directory locked, but its lock file cannot be written: a second namesrv refused here cannot name this one's pid"),
+            }
+            Some(lock)
+        }
+        Err(e) if !e.is_unwritable() => return Err(e),
+        Err(e) => {
+            warn!(error = %e, "state directory not locked: starting without the lock (a second namesrv on it would not be stopped); KV and config changes fail until it is writable");
+            None
+        }
+    };
+    // The config store may live outside the state directory (a Java -c file is its own store).
+    let store_lock = match StoreLock::acquire(std::path::Path::new(&settings.state.config_store_path)) {
+        Ok(lock) => {
+            info!(lock_file = %lock.path().display(), "config store locked");
+            Some(lock)
+        }
+        Err(e @ StateLockError::StoreHeld { .. }) => return Err(e),
+        // As before the state lock: updates to a store that cannot be locked fail and say so.
+        Err(e) => {
+            warn!(error = %e, "config store not locked: a second namesrv on it would not be stopped");
+            None
+        }
+    };
+    Ok((lock, store_lock))
 }
 
 /// Whether `error` says the disk refuses writes (a read-only file system, a full disk or

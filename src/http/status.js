@@ -116,7 +116,12 @@ function renderStats(stats, brokers) {
         `<div class="sub">${esc(sub) || "&nbsp;"}</div></div>`;
     })
     .join("");
-  lastHistory = stats.history || [];
+  // The server times its points on a clock that never steps; a point not after the one before
+  // (a server older than that) is left out rather than drawn with the axis running backwards.
+  lastHistory = [];
+  for (const p of stats.history || []) {
+    if (!lastHistory.length || p.at_ms > lastHistory[lastHistory.length - 1].at_ms) lastHistory.push(p);
+  }
   drawCharts();
 }
 

@@ -10,9 +10,11 @@ pub mod controller;
 pub mod elections;
 pub mod histogram;
 pub mod history;
+mod labels;
 mod process;
 pub mod registry_figures;
 pub mod requests;
+pub mod snapshot;
 pub mod text;
 pub mod zero;
 
@@ -21,7 +23,6 @@ pub use registry_figures::RegistryFigures;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -30,48 +31,7 @@ use prometheus_client::registry::Registry;
 use crate::protocol::controller::ControllerRequestCode;
 use crate::protocol::RequestCode;
 use histogram::SecondsHistogram;
-
-/// `code` and `result` of `namesrv_requests_total`.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabels {
-    code: &'static str,
-    result: &'static str,
-}
-
-/// `code` of `namesrv_request_duration_seconds`.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct CodeLabel {
-    code: &'static str,
-}
-
-/// A single low-cardinality label.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResultLabel {
-    result: &'static str,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ReasonLabel {
-    reason: &'static str,
-}
-
-/// `file` and `result` of `namesrv_security_reloads_total`.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct FileResultLabels {
-    file: &'static str,
-    result: &'static str,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ActorLabel {
-    actor: &'static str,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ActorMessageLabels {
-    actor: &'static str,
-    message: &'static str,
-}
+use labels::{ActorLabel, ActorMessageLabels, CodeLabel, FileResultLabels, ReasonLabel, RequestLabels, ResultLabel};
 
 /// The results a request can have: its response code (the NameServer's, then the controller's
 /// 2000–2016), or `ONEWAY` when it is not answered. An unknown code counts as `SYSTEM_ERROR`.
@@ -192,6 +152,8 @@ pub struct Metrics {
     pub config_write_failures: Counter,
     /// Expiry ticks that came late because this process stalled.
     pub registry_stalls: Counter,
+    /// Steps of the wall clock the expiry tick saw (never counted as stalls).
+    pub wall_clock_steps: Counter,
     config_updates: Family<ResultLabel, Counter>,
     acl_refusals: Family<ReasonLabel, Counter>,
     tls_connections: Family<ResultLabel, Counter>,
@@ -201,6 +163,8 @@ pub struct Metrics {
     pub history: history::History,
     /// The controller's Raft and election figures.
     pub controller: controller::ControllerFigures,
+    /// The route snapshot writer's figures.
+    pub route_snapshot: snapshot::SnapshotFigures,
 }
 
 impl Metrics {
@@ -261,6 +225,7 @@ impl Metrics {
             kv_write_failures: Counter::default(),
             config_write_failures: Counter::default(),
             registry_stalls: Counter::default(),
+            wall_clock_steps: Counter::default(),
             config_updates: Family::default(),
             acl_refusals: Family::default(),
             tls_connections: Family::default(),
@@ -268,10 +233,11 @@ impl Metrics {
             mailboxes: Mutex::new(Vec::new()),
             history: history::History::default(),
             controller: controller::ControllerFigures::default(),
+            route_snapshot: snapshot::SnapshotFigures::default(),
         };
         m.register(registry.sub_registry_with_prefix("namesrv"), durations);
         m.zero_series();
-        registry.register_collector(Box::new(process::ProcessCollector));
+        registry.register_collector(Box::new(process::ProcessCollector::default()));
         Arc::new(Metrics { registry, ..m })
     }
 
@@ -304,12 +270,15 @@ impl Metrics {
         ns.register("config_write_failures", "Config updates that could not be made durable", config_writes);
         let stalls = self.registry_stalls.clone();
         ns.register("registry_stalls", "Expiry ticks that came late because this process stalled", stalls);
+        let steps = self.wall_clock_steps.clone();
+        ns.register("wall_clock_steps", "Steps of the wall clock (set, not slewed), never counted as stalls", steps);
         ns.register("config_updates", "UPDATE_NAMESRV_CONFIG requests, by result", self.config_updates.clone());
         ns.register("acl_refusals", "Requests refused by access control, by reason", self.acl_refusals.clone());
         ns.register("tls_connections", "Connections by how TLS treated them", self.tls_connections.clone());
         let reloads = self.security_reloads.clone();
         ns.register("security_reloads", "Accounts and TLS files re-read and judged, by file and result", reloads);
         self.controller.register(ns);
+        self.route_snapshot.register(ns);
     }
 
     /// Every request's duration, whatever its code (for rates and p99 over time).

@@ -9,6 +9,7 @@
 
 use super::stall::{Stall, TickWatch};
 use super::tables::RouteTables;
+use crate::clock::Reading;
 use crate::model::{DataVersion, MASTER_ID};
 use crate::notifier::MinBrokerIdChange;
 use crate::origin::ConnId;
@@ -38,6 +39,8 @@ pub struct Removed {
 pub struct ExpiryTick {
     /// The stall of our own this tick detected, if it came late.
     pub stall: Option<Stall>,
+    /// The step of the wall clock this tick saw, if any (ms; see `stall`).
+    pub wall_step_ms: Option<i64>,
     /// Brokers whose silence the stall excused.
     pub excused: usize,
     /// Brokers removed, silent past their timeout.
@@ -226,13 +229,18 @@ impl RouteTables {
     /// of our own `watch` detects, every broker's silence is excused by the stall's length and
     /// nothing expires for one scan interval; otherwise [`Self::expire`], at most
     /// `expiry_guard_percent` of the live brokers per tick when that guard is on.
-    pub(in crate::registry) fn expiry_tick(&mut self, watch: &mut TickWatch, mono_ms: u64, wall_ms: u64) -> ExpiryTick {
-        let plan = watch.tick(mono_ms, wall_ms);
+    pub(in crate::registry) fn expiry_tick(
+        &mut self,
+        watch: &mut TickWatch,
+        mono_ms: u64,
+        clocks: Reading,
+    ) -> ExpiryTick {
+        let plan = watch.tick(mono_ms, clocks);
         let excused = plan.stall.map_or(0, |s| self.excuse_silence(s.late_ms, mono_ms));
         let percent = self.options().routing.expiry_guard_percent as usize;
         let max = if percent == 0 { usize::MAX } else { (self.sizes().2 * percent / 100).max(1) };
         let (expired, deferred) = if plan.expire { self.expire_at_most(mono_ms, max) } else { (Vec::new(), 0) };
-        ExpiryTick { stall: plan.stall, excused, expired, deferred }
+        ExpiryTick { stall: plan.stall, wall_step_ms: plan.wall_step_ms, excused, expired, deferred }
     }
 
     /// One slice of the consistency pass: of the addresses groups list and the live entries,

@@ -35,10 +35,12 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use tracing::{debug, info, info_span, warn};
 
+use crate::clock::{Clock, SystemClock};
 use crate::mailbox::{handle_logged, Apply, Mailbox, Queued};
 use crate::metrics::{Metrics, Removal};
 use crate::notifier::{NotifierHandle, SendMinBrokerIdChange};
 use crate::origin::ConnId;
+use crate::ratelog::RateLimit;
 use liveness::BrokerRef;
 use messages::CloseConnection;
 use options::RegistryOptions;
@@ -90,6 +92,11 @@ pub struct RouteRegistry {
     readiness: Readiness,
     /// When the expiry scan and the snapshot check are next due.
     timers: Timers,
+    /// The boot and wall clocks the expiry tick's punctuality is judged on (see `stall`).
+    clock: Arc<dyn Clock>,
+    /// Warnings of wall clock steps: at most one a minute (a clock that keeps jumping would
+    /// write one each tick).
+    step_lines: RateLimit,
 }
 
 /// The registry's address, counting queued messages.
@@ -103,7 +110,7 @@ impl RouteRegistry {
         notifier: NotifierHandle,
         metrics: Arc<Metrics>,
     ) -> RegistryHandle {
-        let registry = Self::new(options, scan_interval, notifier, metrics.clone());
+        let registry = Self::new(options, scan_interval, notifier, metrics.clone(), Arc::new(SystemClock));
         Mailbox::new(registry.start(), "registry", metrics)
     }
 
@@ -115,11 +122,17 @@ impl RouteRegistry {
         notifier: NotifierHandle,
         metrics: Arc<Metrics>,
     ) -> RegistryHandle {
-        let registry = Self::new(options, scan_interval, notifier, metrics.clone());
+        let registry = Self::new(options, scan_interval, notifier, metrics.clone(), Arc::new(SystemClock));
         Mailbox::new(RouteRegistry::start_in_arbiter(arbiter, |_| registry), "registry", metrics)
     }
 
-    fn new(options: RegistryOptions, scan_interval: Duration, notifier: NotifierHandle, metrics: Arc<Metrics>) -> Self {
+    fn new(
+        options: RegistryOptions,
+        scan_interval: Duration,
+        notifier: NotifierHandle,
+        metrics: Arc<Metrics>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         let started = tokio::time::Instant::now();
         RouteRegistry {
             readiness: Readiness::at_start(&options.routing, started),
@@ -135,6 +148,8 @@ impl RouteRegistry {
             snapshots: SnapshotPace::default(),
             closing: VecDeque::new(),
             building: None,
+            clock,
+            step_lines: RateLimit::new(1, Duration::from_secs(60)),
         }
     }
 
@@ -170,12 +185,22 @@ impl RouteRegistry {
         let _span = info_span!("handle", actor = "registry", msg = "ExpiryTick").entered();
         let begin = Instant::now();
         let now = self.now_ms();
-        let tick = self.tables.expiry_tick(&mut self.ticks, now, wall_ms());
+        let tick = self.tables.expiry_tick(&mut self.ticks, now, self.clock.now());
+        if let Some(step_ms) = tick.wall_step_ms {
+            self.metrics.wall_clock_steps.inc();
+            if let Some(suppressed) = self.step_lines.admit() {
+                let seconds = step_ms as f64 / 1000.0;
+                warn!(
+                    step_ms,
+                    suppressed, "wall clock stepped by {seconds:+.1} s: no stall of this process, expiry goes on"
+                );
+            }
+        }
         if let Some(stall) = tick.stall {
             self.metrics.registry_stalls.inc();
             warn!(
                 stall_ms = stall.late_ms,
-                wall_stall_ms = stall.wall_late_ms,
+                boot_stall_ms = stall.boot_late_ms,
                 brokers = tick.excused,
                 hold_ms = self.scan_interval.as_millis() as u64,
                 "expiry tick late: this process stalled; brokers' silence excused by the stall and expiry held for one scan interval"
@@ -295,7 +320,7 @@ impl Actor for RouteRegistry {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
-        self.ticks.start(self.now_ms(), wall_ms());
+        self.ticks.start(self.now_ms(), self.clock.now());
         ctx.run_interval(self.timers.check_every(), |registry, _| registry.run_due());
     }
 }

@@ -3,7 +3,7 @@
 //! writing itself (a thread, the file) lives outside the registry, in `warm`.
 
 use std::fmt;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use super::snapshot::Snapshot;
 
@@ -14,10 +14,7 @@ pub trait SnapshotSink: Send + fmt::Debug {
     fn offer(&self, snapshot: Snapshot) -> Result<(), Snapshot>;
 }
 
-/// Milliseconds since the epoch on the wall clock (0 before it).
-pub fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
+pub use crate::clock::wall_ms;
 
 /// How often the registry checks whether a snapshot is due.
 pub const CHECK_EVERY: Duration = Duration::from_secs(1);

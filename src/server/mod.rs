@@ -161,7 +161,7 @@ async fn serve_loaded(
     if let Some(requests) = requests {
         actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
     }
-    let warm = warm_start(&settings, &services.context.registry).await;
+    let warm = warm_start(&settings, &services.context.registry, metrics.clone()).await;
     let observer = Observer::start(&settings, services.handles(), metrics, http)?;
     announce(&settings, &namesrv, &controller, &observer);
     let mut pools = (

@@ -7,10 +7,12 @@
 pub mod file;
 pub mod writer;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use tracing::{info, warn};
 
+use crate::metrics::Metrics;
 use crate::origin::ConnId;
 use crate::registry::messages::{FinalSnapshot, LoadSnapshot};
 use crate::registry::snapshot_pace::wall_ms;
@@ -29,8 +31,9 @@ pub struct WarmStart {
 }
 
 /// At start: loads the snapshot (when `warm_restart` is on and one usable is there) into the
-/// registry, and starts the writer thread the registry hands its snapshots to.
-pub async fn warm_start(settings: &Settings, registry: &RegistryHandle) -> WarmStart {
+/// registry, and starts the writer thread the registry hands its snapshots to (its writes
+/// counted in `metrics`).
+pub async fn warm_start(settings: &Settings, registry: &RegistryHandle, metrics: Arc<Metrics>) -> WarmStart {
     if !settings.routing.warm_restart {
         return WarmStart { writer: None, loaded: 0 };
     }
@@ -43,7 +46,7 @@ pub async fn warm_start(settings: &Settings, registry: &RegistryHandle) -> WarmS
             None
         }
     };
-    let writer = match SnapshotWriter::start(path.clone()) {
+    let writer = match SnapshotWriter::start(path.clone(), metrics) {
         Ok(writer) => Some(writer),
         Err(error) => {
             warn!(%error, "cannot start the route snapshot writer: no snapshots this run");

@@ -3,12 +3,16 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tracing::{debug, info, warn};
 
+use crate::clock::wall_ms;
+use crate::metrics::Metrics;
 use crate::persist::write_atomically_with;
+use crate::ratelog::RateLimit;
 use crate::registry::snapshot::Snapshot;
 use crate::registry::snapshot_pace::SnapshotSink;
 
@@ -44,21 +48,22 @@ pub struct SnapshotWriter {
 }
 
 impl SnapshotWriter {
-    /// Starts the thread writing to `path`. Its queue holds one snapshot: the registry keeps a
-    /// newer one until the thread has taken the previous.
-    pub fn start(path: PathBuf) -> std::io::Result<Self> {
+    /// Starts the thread writing to `path`, counting its writes in `metrics`. Its queue holds
+    /// one snapshot: the registry keeps a newer one until the thread has taken the previous.
+    pub fn start(path: PathBuf, metrics: Arc<Metrics>) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::sync_channel::<Job>(1);
+        let out = Output { path, metrics, warnings: RateLimit::new(1, FAILURE_WARN_EVERY) };
         let thread = std::thread::Builder::new().name("route-snapshot".into()).spawn(move || {
             while let Ok(job) = rx.recv() {
                 match job {
                     Job::Write(mut snapshot) => {
                         snapshot.sort();
-                        write(&path, &snapshot, false)
+                        out.write(&snapshot, false)
                     }
                     Job::Last(snapshot) => {
                         if let Some(mut snapshot) = snapshot {
                             snapshot.sort();
-                            write(&path, &snapshot, true);
+                            out.write(&snapshot, true);
                         }
                         return;
                     }
@@ -81,17 +86,44 @@ impl SnapshotWriter {
     }
 }
 
-/// Serializes and writes one snapshot; a failure is logged, the next snapshot tries again.
-fn write(path: &Path, snapshot: &Snapshot, last: bool) {
-    let begin = Instant::now();
-    let brokers: usize = snapshot.groups.iter().map(|g| g.members.len()).sum();
-    let result = write_atomically_with(path, |out| serde_json::to_writer(out, snapshot).map_err(std::io::Error::from));
-    let elapsed_ms = begin.elapsed().as_millis() as u64;
-    match result {
-        Ok(bytes) if last => {
-            info!(path = %path.display(), brokers, bytes, elapsed_ms, "route snapshot written at shutdown")
+/// At most one warning of failed writes per this long (a snapshot is tried every few seconds
+/// while the tables change); the others are counted in `namesrv_route_snapshot_write_failures_total`
+/// and in the next warning's `suppressed`.
+const FAILURE_WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// Where the writer thread writes, and what it counts.
+struct Output {
+    path: PathBuf,
+    metrics: Arc<Metrics>,
+    warnings: RateLimit,
+}
+
+impl Output {
+    /// Serializes and writes one snapshot; a failure is counted and logged (at most once a
+    /// minute), the next snapshot tries again.
+    fn write(&self, snapshot: &Snapshot, last: bool) {
+        let path: &Path = &self.path;
+        let begin = Instant::now();
+        let brokers: usize = snapshot.groups.iter().map(|g| g.members.len()).sum();
+        let result =
+            write_atomically_with(path, |out| serde_json::to_writer(out, snapshot).map_err(std::io::Error::from));
+        let elapsed_ms = begin.elapsed().as_millis() as u64;
+        let figures = &self.metrics.route_snapshot;
+        match result {
+            Ok(bytes) => {
+                figures.written(wall_ms());
+                if last {
+                    info!(path = %path.display(), brokers, bytes, elapsed_ms, "route snapshot written at shutdown")
+                } else {
+                    debug!(path = %path.display(), brokers, bytes, elapsed_ms, "route snapshot written")
+                }
+            }
+            Err(error) => {
+                figures.failed(&error);
+                if let Some(suppressed) = if last { Some(0) } else { self.warnings.admit() } {
+                    warn!(path = %path.display(), %error, suppressed, "route snapshot not written: a restart now would not find these routes");
+                }
+            }
         }
-        Ok(bytes) => debug!(path = %path.display(), brokers, bytes, elapsed_ms, "route snapshot written"),
-        Err(error) => warn!(path = %path.display(), %error, "route snapshot not written"),
     }
 }

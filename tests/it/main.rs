@@ -38,6 +38,7 @@ mod runtime_config;
 mod runtime_overrides;
 mod service;
 mod settings_truth;
+mod snapshot_failures;
 mod stalls;
 mod startup;
 mod state_bounds;

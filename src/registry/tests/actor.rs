@@ -5,6 +5,7 @@
 //! only when the test waits (in steps of the timer wheel's granularity), costing no wall-clock
 //! time.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -14,6 +15,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::codec::Decoder;
 
 use super::*;
+use crate::mailbox::Mailbox;
 use crate::metrics::Metrics;
 use crate::notifier::{Notifier, NotifyLimits};
 use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
@@ -236,5 +238,48 @@ fn after_a_warm_start_a_runtime_options_update_leaves_routes_served_and_readines
         warm.ask(ApplyOptions { conn: ConnId(1), options }).await.unwrap();
         assert!(matches!(route_of(&warm, "T1").await, RouteAnswer::Found(_)), "still served after the update");
         assert_eq!(warm.ask(GetReadiness { conn: ConnId(1) }).await.unwrap(), None, "and ready says so");
+    });
+}
+
+/// Clocks a test steps: the boot clock follows tokio's (paused) clock, the wall clock runs
+/// `offset_ms` ahead of it.
+#[derive(Debug)]
+struct SteppedClock {
+    zero: tokio::time::Instant,
+    offset_ms: std::sync::atomic::AtomicI64,
+}
+
+impl crate::clock::Clock for SteppedClock {
+    fn now(&self) -> crate::clock::Reading {
+        let boot_ms = 1_000_000 + self.zero.elapsed().as_millis() as u64;
+        let offset = self.offset_ms.load(std::sync::atomic::Ordering::Relaxed);
+        crate::clock::Reading { boot_ms, wall_ms: (boot_ms as i64 + offset) as u64 }
+    }
+}
+
+#[test]
+fn wall_clock_steps_are_counted_as_steps_not_stalls_and_expiry_keeps_its_time() {
+    System::new().block_on(async {
+        tokio::time::pause();
+        let begin = tokio::time::Instant::now();
+        let clock = Arc::new(SteppedClock { zero: begin, offset_ms: 1_700_000_000_000.into() });
+        let metrics = Metrics::new();
+        let notifier = Notifier::start(479, NotifyLimits { max_in_flight: 8, max_per_second: 100 }, Metrics::off());
+        let scan = Duration::from_millis(20);
+        let registry = RouteRegistry::new(RegistryOptions::default(), scan, notifier, metrics.clone(), clock.clone());
+        let registry = Mailbox::new(registry.start(), "registry", metrics.clone());
+        let silent = Reg { conn: 7, timeout_ms: Some(1_000), ..broker("silent", "a:1", &["S1", "S2"]) };
+        let mut closes = register_over(&registry, &silent).await;
+
+        let step = |ms: i64| clock.offset_ms.fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        step(3_600_000);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        step(-7_200_000);
+        let reason = tokio::time::timeout(PATIENCE, closes.recv()).await;
+        assert!(matches!(reason, Ok(Some(_))), "the silent broker expired: {reason:?}");
+        let silent_ms = begin.elapsed().as_millis();
+        assert!((1_000..=1_200).contains(&silent_ms), "at its timeout, not held by a stall: {silent_ms} ms");
+        assert_eq!((metrics.wall_clock_steps.get(), metrics.registry_stalls.get()), (2, 0));
     });
 }

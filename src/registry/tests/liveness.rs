@@ -1,6 +1,7 @@
 //! Expiry on an injected clock, heartbeats, removal of what empties, and fencing.
 
 use super::*;
+use crate::clock::Reading;
 use crate::registry::liveness::{DataVersionAnswer, Removed};
 use crate::registry::stall::{Stall, TickWatch};
 
@@ -193,9 +194,15 @@ fn live_and_silent() -> RouteTables {
     t
 }
 
+const WALL: u64 = 1_700_000_000_000;
+
+/// The clocks at table time `ms` (boot clock), the wall clock `WALL` + `step` ahead.
+fn clocks(ms: u64, step: i64) -> Reading {
+    Reading { boot_ms: 50_000 + ms, wall_ms: (WALL as i64 + ms as i64 + step) as u64 }
+}
+
 #[test]
 fn a_stall_of_our_own_expires_no_broker_that_kept_sending_but_a_silent_one_still_expires() {
-    const WALL: u64 = 1_700_000_000_000;
     let names =
         |e: Vec<crate::registry::liveness::Removed>| e.into_iter().map(|r| r.broker.broker_name).collect::<Vec<_>>();
     let mut plain = live_and_silent();
@@ -204,21 +211,52 @@ fn a_stall_of_our_own_expires_no_broker_that_kept_sending_but_a_silent_one_still
 
     let mut t = live_and_silent();
     let mut watch = TickWatch::new(500);
-    watch.start(0, WALL);
+    watch.start(0, clocks(0, 0));
     for ms in (500..=2_000).step_by(500) {
         t.heartbeat("c", "a:1", ms - 200);
-        assert!(t.expiry_tick(&mut watch, ms, WALL + ms).expired.is_empty());
+        assert!(t.expiry_tick(&mut watch, ms, clocks(ms, 0)).expired.is_empty());
     }
     // Nothing ran from 2.0 s to 7.5 s; the tick is the first thing after, before the socket reads.
-    let tick = t.expiry_tick(&mut watch, 7_500, WALL + 7_500);
-    assert_eq!(tick.stall, Some(Stall { late_ms: 5_000, wall_late_ms: 5_000 }));
+    let tick = t.expiry_tick(&mut watch, 7_500, clocks(7_500, 0));
+    assert_eq!(tick.stall, Some(Stall { late_ms: 5_000, boot_late_ms: 5_000 }));
     assert_eq!((tick.excused, tick.expired.len()), (2, 0));
     t.heartbeat("c", "a:1", 7_510);
-    assert!(t.expiry_tick(&mut watch, 8_000, WALL + 8_000).expired.is_empty());
+    assert!(t.expiry_tick(&mut watch, 8_000, clocks(8_000, 0)).expired.is_empty());
     t.heartbeat("c", "a:1", 8_300);
-    let tick = t.expiry_tick(&mut watch, 8_500, WALL + 8_500);
+    let tick = t.expiry_tick(&mut watch, 8_500, clocks(8_500, 0));
     assert_eq!((tick.stall, names(tick.expired)), (None, vec!["silent".to_owned()]), "silent 3 s beyond the stall");
     assert!(route(&mut t, "T1").is_some());
+}
+
+#[test]
+fn a_wall_clock_step_is_named_as_one_excuses_no_silence_and_holds_no_expiry() {
+    let mut t = live_and_silent();
+    let mut watch = TickWatch::new(500);
+    watch.start(0, clocks(0, 0));
+    for ms in (500..=2_000).step_by(500) {
+        t.heartbeat("c", "a:1", ms - 200);
+        let tick = t.expiry_tick(&mut watch, ms, clocks(ms, 0));
+        assert_eq!((tick.stall, tick.wall_step_ms, tick.expired.len()), (None, None, 0));
+    }
+    // The wall clock set an hour ahead between two punctual ticks, then back by two hours.
+    let mut expired = Vec::new();
+    t.heartbeat("c", "a:1", 2_300);
+    let tick = t.expiry_tick(&mut watch, 2_500, clocks(2_500, 3_600_000));
+    assert_eq!((tick.stall, tick.wall_step_ms, tick.excused), (None, Some(3_600_000), 0), "a step, not a stall");
+    assert!(tick.expired.is_empty());
+    t.heartbeat("c", "a:1", 2_800);
+    let tick = t.expiry_tick(&mut watch, 3_000, clocks(3_000, -3_600_000));
+    assert_eq!((tick.stall, tick.wall_step_ms), (None, Some(-7_200_000)));
+    expired.extend(tick.expired.into_iter().map(|r| (3_000, r.broker.broker_name)));
+    // Expiry goes on as scheduled on the table clock: the silent broker goes at its timeout.
+    for ms in (3_500..=7_500).step_by(500) {
+        t.heartbeat("c", "a:1", ms - 200);
+        let tick = t.expiry_tick(&mut watch, ms, clocks(ms, -3_600_000));
+        assert_eq!((tick.stall, tick.wall_step_ms), (None, None));
+        expired.extend(tick.expired.into_iter().map(|r| (ms, r.broker.broker_name)));
+    }
+    assert_eq!(expired.len(), 1, "{expired:?}");
+    assert!(expired[0].0 <= 3_500 && expired[0].1 == "silent", "at its 3 s timeout, held by nothing: {expired:?}");
 }
 
 #[test]
@@ -235,9 +273,9 @@ fn the_mass_expiry_guard_lets_the_longest_silent_go_first_and_the_rest_over_the_
         register(&mut t, &broker(name, addr, &["T1", "T2"]), 100 * i as u64);
     }
     let mut watch = TickWatch::new(500);
-    watch.start(9_000, 0);
+    watch.start(9_000, clocks(9_000, 0));
     let mut tick = |t: &mut RouteTables, now: u64| {
-        let tick = t.expiry_tick(&mut watch, now, now - 9_000);
+        let tick = t.expiry_tick(&mut watch, now, clocks(now, 0));
         (tick.expired.into_iter().map(|r| r.broker.broker_name).collect::<Vec<_>>(), tick.deferred)
     };
     // At 9.5 s all ten are past their timeout: five go, the longest silent first.
