@@ -326,6 +326,10 @@ pub struct ClusterListArgs {
     /// With -i: stop after this many rounds.
     #[arg(long, requires = "interval", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
+    /// The NameServer's HTTP endpoint (`host:port`): brokers loaded from its route snapshot at
+    /// start and not registered since are marked "from snapshot (age N s)".
+    #[arg(long)]
+    pub http: Option<String>,
 }
 
 /// Options of `diff`.

@@ -1,13 +1,14 @@
 //! `clusterList` (mqadmin's `ClusterListSubCommand`: `-c`, `-m` for broker figures, `-i` to
 //! print again every few seconds) and `topicClusterList` (mqadmin's `TopicClusterSubCommand`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use namesrv_protocol::RequestCode;
 
 use crate::cli::ClusterListArgs;
 use crate::fleet::{body, success, CmdError};
+use crate::http::{get_json, snapshot_ages};
 use crate::output::{print_each, Ctx, Exit};
 use crate::read::bodies;
 use crate::stats;
@@ -55,10 +56,16 @@ async fn cluster_list_once(ctx: &Ctx, args: &ClusterListArgs) -> Exit {
         }
     }
     if args.more_stats {
-        stats::print(ctx, results).await
-    } else {
-        print_each(ctx, results, cluster_table)
+        return stats::print(ctx, results).await;
     }
+    let mut provisional = BTreeMap::new();
+    if let Some(http) = &args.http {
+        match get_json(http, "/api/v1/brokers", ctx.fleet.timeout).await {
+            Ok(doc) => provisional = snapshot_ages(&doc),
+            Err(e) => eprintln!("HTTP endpoint {http}: {e}: brokers from the route snapshot are not marked"),
+        }
+    }
+    print_each(ctx, results, |info| marked_cluster_table(info, &provisional))
 }
 
 /// `info` cut down to `cluster` and its groups, or `None` when it has no such cluster.
@@ -72,7 +79,18 @@ fn only_cluster(info: &ClusterInfo, cluster: &str) -> Option<ClusterInfo> {
 
 /// The clusterList table: one row per broker member, like mqadmin's without broker figures.
 pub fn cluster_table(info: &ClusterInfo) -> String {
-    let mut table = Table::new(&["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Zone"]);
+    marked_cluster_table(info, &BTreeMap::new())
+}
+
+/// The clusterList table, with a `#Note` column when any member is in `provisional` (broker
+/// address to the age in ms of the route snapshot it was loaded from).
+fn marked_cluster_table(info: &ClusterInfo, provisional: &BTreeMap<String, u64>) -> String {
+    let mut headers = vec!["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Zone"];
+    if !provisional.is_empty() {
+        headers.push("#Note");
+    }
+    let note = |addr: &str| provisional.get(addr).map(|ms| format!("from snapshot (age {} s)", ms / 1000));
+    let mut table = Table::new(&headers);
     for (cluster, name) in info.groups() {
         let Some(group) = info.broker_addr_table.get(name) else {
             table.row(vec![cluster.into(), name.into(), "-".into(), "(not in brokerAddrTable)".into()]);
@@ -80,7 +98,11 @@ pub fn cluster_table(info: &ClusterInfo) -> String {
         };
         let zone = group.zone_name.clone().unwrap_or_default();
         for (id, addr) in &group.broker_addrs {
-            table.row(vec![cluster.into(), name.into(), id.to_string(), addr.clone(), zone.clone()]);
+            let mut row = vec![cluster.into(), name.into(), id.to_string(), addr.clone(), zone.clone()];
+            if !provisional.is_empty() {
+                row.push(note(addr).unwrap_or_default());
+            }
+            table.row(row);
         }
     }
     table.render()
@@ -127,5 +149,17 @@ mod tests {
         assert!(rows[1].starts_with("C") && rows[1].contains("h:1"), "{text}");
         assert!(rows[2].contains(" 1 ") && rows[2].contains("h:2"), "{text}");
         assert!(rows[3].starts_with("D") && rows[3].contains("h:9"), "{text}");
+    }
+
+    #[test]
+    fn members_from_the_route_snapshot_get_a_note_and_others_none() {
+        let body = br#"{"brokerAddrTable":{"a":{"brokerAddrs":{0:"h:1",1:"h:2"},"brokerName":"a","cluster":"C"}},"clusterAddrTable":{"C":["a"]}}"#;
+        let info: ClusterInfo = wire::parse(Some(body)).expect("parses");
+        let text = marked_cluster_table(&info, &BTreeMap::from([("h:2".to_owned(), 42_900)]));
+        let rows: Vec<&str> = text.lines().collect();
+        assert!(rows[0].trim_end().ends_with("#Note"), "{text}");
+        assert!(!rows[1].contains("snapshot"), "{text}");
+        assert!(rows[2].trim_end().ends_with("from snapshot (age 42 s)"), "{text}");
+        assert!(!cluster_table(&info).contains("#Note"), "no column when nothing is provisional");
     }
 }
