@@ -12,7 +12,7 @@ use crate::http::{get_json, snapshot_ages};
 use crate::output::{print_each, Ctx, Exit};
 use crate::read::bodies;
 use crate::stats;
-use crate::table::Table;
+use crate::table::{printable, Table};
 use crate::wire::{self, ClusterInfo, TopicRoute};
 
 /// `clusterList [-c C] [-m] [-i SECS [--count N]]`: the table once, or every `-i` seconds until
@@ -120,7 +120,7 @@ pub async fn topic_cluster_list(ctx: &Ctx, topic: &str) -> Result<Exit, CmdError
         };
         results.push((addr, clusters));
     }
-    Ok(print_each(ctx, results, |clusters| clusters.iter().map(|c| format!("{c}\n")).collect()))
+    Ok(print_each(ctx, results, |clusters| clusters.iter().map(|c| format!("{}\n", printable(c))).collect()))
 }
 
 /// The clusters `route`'s groups are in, by the cluster list of `addr` (mqadmin's

@@ -8,6 +8,8 @@ use namesrv_protocol::controller::body::{BrokerReplicasInfo, ElectMasterResponse
 use namesrv_protocol::controller::response::{MasterFields, MetadataResponse};
 use serde::Serialize;
 
+use crate::table::printable;
+
 /// CONTROLLER_GET_METADATA_INFO's answer.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -179,5 +181,5 @@ pub fn elected(e: &Elected) -> String {
 
 /// One controller's configuration text: `key = value` aligned.
 pub fn config(c: &BTreeMap<String, String>) -> String {
-    c.iter().map(|(k, v)| format!("{k:<50}=  {v}\n")).collect()
+    c.iter().map(|(k, v)| format!("{:<50}=  {}\n", printable(k), printable(v))).collect()
 }

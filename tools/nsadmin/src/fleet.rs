@@ -12,6 +12,8 @@ use thiserror::Error;
 
 use namesrv_client::{ClientError, Conn, ConnectOptions};
 
+use crate::table::printable;
+
 /// A failed command, with the NameServer it concerns.
 #[derive(Debug, Error)]
 pub enum CmdError {
@@ -109,7 +111,7 @@ fn join_errors(errors: &[CmdError]) -> String {
 
 fn remark_suffix(remark: &Option<String>) -> String {
     match remark.as_deref().map(str::trim) {
-        Some(r) if !r.is_empty() => format!(": {}", r.lines().next().unwrap_or_default()),
+        Some(r) if !r.is_empty() => format!(": {}", printable(r.lines().next().unwrap_or_default())),
         _ => String::new(),
     }
 }

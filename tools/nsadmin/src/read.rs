@@ -8,7 +8,7 @@ use namesrv_protocol::{RemotingCommand, RequestCode};
 
 use crate::fleet::{body, success, CmdError, PerNamesrv};
 use crate::output::{print_each, Ctx, Exit};
-use crate::table::Table;
+use crate::table::{printable, Table};
 use crate::wire::{self, perm_name, ClusterInfo, KvTable, MemberGroupBody, TopicList, TopicRoute};
 
 /// Parses each successful answer's body as `T`; errors keep the NameServer's address.
@@ -81,7 +81,9 @@ pub async fn topic_list(ctx: &Ctx, cluster: Option<&str>) -> Result<Exit, CmdErr
         None => wire::request(RequestCode::GetAllTopicListFromNameserver, &[]),
     };
     let results = ctx.fleet.read(&cmd, ctx.all).await;
-    Ok(print_each(ctx, bodies::<TopicList>(results), |list| list.topic_list.iter().map(|t| format!("{t}\n")).collect()))
+    Ok(print_each(ctx, bodies::<TopicList>(results), |list| {
+        list.topic_list.iter().map(|t| format!("{}\n", printable(t))).collect()
+    }))
 }
 
 /// `getNamesrvConfig`: every NameServer's settings (mqadmin's `GetNamesrvConfigCommand` asks each).
@@ -95,7 +97,9 @@ pub async fn namesrv_config(ctx: &Ctx) -> Result<Exit, CmdError> {
         })
         .collect();
     let all = Ctx { all: true, ..ctx.clone() };
-    Ok(print_each(&all, configs, |config| config.iter().map(|(k, v)| format!("{k:<50}=  {v}\n")).collect()))
+    Ok(print_each(&all, configs, |config| {
+        config.iter().map(|(k, v)| format!("{:<50}=  {}\n", printable(k), printable(v))).collect()
+    }))
 }
 
 /// Reads `key=value` lines (Java's properties text as GET_NAMESRV_CONFIG writes it).
@@ -130,7 +134,7 @@ pub async fn kv_config(ctx: &Ctx, namespace: &str, key: Option<&str>) -> Result<
             (addr, value)
         })
         .collect();
-    Ok(print_each(&all, values, |value| format!("{value}\n")))
+    Ok(print_each(&all, values, |value| format!("{}\n", printable(value))))
 }
 
 /// `brokerMembers -b B [-c C]`: the group's members by id; the cluster comes from clusterList

@@ -114,3 +114,14 @@ fn get_namesrv_config_prints_each_namesrv_settings() {
     let text = expect_exit(&nsadmin(&["getNamesrvConfig", "-n", &a.ns()]), 0);
     assert!(text.lines().any(|l| l.starts_with("orderMessageEnable") && l.ends_with("=  false")), "{text}");
 }
+
+#[test]
+fn names_with_control_characters_cannot_drive_the_terminal() {
+    let server = TestServer::start();
+    server.register(&Broker::new("C", "broker-a", 0, "127.0.0.1:10911").topics(&["Plain", "Evil\x1b[2J\rFake"]));
+    let text = expect_exit(&nsadmin(&["topicList", "-n", &server.ns()]), 0);
+    assert!(!text.contains('\x1b') && !text.contains('\r'), "{text:?}");
+    assert!(text.lines().any(|l| l == "Evil\\u{1b}[2J\\u{d}Fake"), "{text:?}");
+    let listed = json_ok(&nsadmin(&["topicList", "--json", "-n", &server.ns()]));
+    assert!(listed.to_string().contains("Evil\\u001b[2J\\rFake"), "JSON keeps the name, escaped as JSON: {listed}");
+}
