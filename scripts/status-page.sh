@@ -53,7 +53,7 @@ node "$ROOT/scripts/status_page.mjs" "http://$HTTP_ADDR/" "$SCREENSHOT" broker-a
 # provisional, marked on the page, silent since before the restart.
 kill -TERM "$NS_PID" && wait "$NS_PID" || true
 sleep 2
-kill "$LOAD_PID" && wait "$LOAD_PID" 2>/dev/null || true
+{ kill "$LOAD_PID" && wait "$LOAD_PID"; } 2>/dev/null || true  # it may have ended with the server
 LOAD_PID=
 mv "$WORK/namesrv.log" "$WORK/namesrv-first.log"
 start_namesrv
