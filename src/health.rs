@@ -56,14 +56,20 @@ pub enum Probe {
 pub enum HealthError {
     /// The settings do not load, so they cannot say where the server is.
     #[error("no address given and the settings do not load: {0}")]
-    Settings(String),
-    /// The settings' address is no `host:port`, or its port is 0 (picked at start, unknown here).
-    #[error("cannot probe {addr:?}: {reason}")]
+    Settings(Box<dyn std::error::Error + Send + Sync>),
+    /// The settings' address is no `host:port`.
+    #[error("cannot probe {addr:?}: {source}")]
     Address {
         /// The address.
         addr: String,
         /// What is wrong with it.
-        reason: String,
+        source: AddrError,
+    },
+    /// The settings' port is 0: picked at start, unknown here.
+    #[error("cannot probe {addr:?}: port 0 is picked at start: give --addr or --http")]
+    PortZero {
+        /// The address.
+        addr: String,
     },
     /// The remoting port did not answer the route query.
     #[error("{addr}: {source}")]
@@ -93,14 +99,17 @@ pub enum HealthError {
 
 impl HealthArgs {
     /// The probe the flags ask for, else the one `settings` call for.
-    pub fn probe(&self, settings: impl FnOnce() -> Result<Settings, String>) -> Result<Probe, HealthError> {
+    pub fn probe<E>(&self, settings: impl FnOnce() -> Result<Settings, E>) -> Result<Probe, HealthError>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
         if let Some(addr) = &self.addr {
             return Ok(Probe::Remoting(addr.clone()));
         }
         if let Some(addr) = &self.http {
             return Ok(Probe::Livez(addr.clone()));
         }
-        let settings = settings().map_err(HealthError::Settings)?;
+        let settings = settings().map_err(|e| HealthError::Settings(Box::new(e)))?;
         let http = settings.observe.http_listen.trim();
         if !http.is_empty() {
             return Ok(Probe::Livez(loopback(http)?));
@@ -117,10 +126,10 @@ impl HealthArgs {
 
 /// `addr` with a wildcard host replaced by loopback; port 0 cannot be probed.
 fn loopback(addr: &str) -> Result<String, HealthError> {
-    let bad = |reason: String| HealthError::Address { addr: addr.to_owned(), reason };
-    let (host, port) = split_host_port(addr).map_err(|e: AddrError| bad(e.to_string()))?;
+    let (host, port) =
+        split_host_port(addr).map_err(|source| HealthError::Address { addr: addr.to_owned(), source })?;
     if port == 0 {
-        return Err(bad("port 0 is picked at start: give --addr or --http".into()));
+        return Err(HealthError::PortZero { addr: addr.to_owned() });
     }
     let host = match unbracket(&host) {
         "0.0.0.0" => "127.0.0.1",
@@ -188,7 +197,7 @@ mod tests {
         assert_eq!(loopback("0.0.0.0:9880").ok(), Some("127.0.0.1:9880".to_owned()));
         assert_eq!(loopback("[::]:9876").ok(), Some("[::1]:9876".to_owned()));
         assert_eq!(loopback("10.0.0.5:9876").ok(), Some("10.0.0.5:9876".to_owned()));
-        assert!(matches!(loopback("127.0.0.1:0"), Err(HealthError::Address { .. })));
+        assert!(matches!(loopback("127.0.0.1:0"), Err(HealthError::PortZero { .. })));
         assert!(matches!(loopback("nohost"), Err(HealthError::Address { .. })));
     }
 
@@ -199,14 +208,17 @@ mod tests {
             http: http.map(str::to_owned),
             timeout_ms: 1,
         };
-        let unused = || -> Result<Settings, String> { Err("not read".into()) };
+        let unused = || -> Result<Settings, std::io::Error> { Err(std::io::Error::other("not read")) };
         assert_eq!(args(Some("h:1"), None).probe(unused).ok(), Some(Probe::Remoting("h:1".into())));
         assert_eq!(args(None, Some("h:2")).probe(unused).ok(), Some(Probe::Livez("h:2".into())));
         let mut settings = Settings::default();
-        assert_eq!(args(None, None).probe(|| Ok(settings.clone())).ok(), Some(Probe::Livez("127.0.0.1:9880".into())));
+        assert_eq!(
+            args(None, None).probe(|| Ok::<_, std::io::Error>(settings.clone())).ok(),
+            Some(Probe::Livez("127.0.0.1:9880".into()))
+        );
         settings.observe.http_listen = String::new();
         assert_eq!(
-            args(None, None).probe(|| Ok(settings.clone())).ok(),
+            args(None, None).probe(|| Ok::<_, std::io::Error>(settings.clone())).ok(),
             Some(Probe::Remoting("127.0.0.1:9876".into()))
         );
         assert!(matches!(args(None, None).probe(unused), Err(HealthError::Settings(_))));

@@ -264,7 +264,7 @@ fn check_config(settings: &Settings, sources: &Sources, bind: bool) -> ExitCode 
 
 /// `healthcheck`: one line on stdout when healthy (exit 0), on stderr when not (exit 1).
 fn health_check(cli: &Cli, args: &HealthArgs) -> ExitCode {
-    let settings = || cli.sources().and_then(|s| Ok(s.load()?)).map_err(|e| e.to_string());
+    let settings = || cli.sources().and_then(|s| Ok(s.load()?));
     match args.probe(settings).and_then(|probe| health::check(&probe, args.timeout())) {
         Ok(line) => {
             println!("{line}");

@@ -19,22 +19,10 @@ fn command(dir: &Path) -> Command {
     cmd
 }
 
-/// The HTTP address a server logged.
-fn http_of(proc: &mut Proc) -> std::net::SocketAddr {
-    let listening = proc.wait_for_line(&["listening", "http_addr="]);
-    let http = listening.split("http_addr=").nth(1).and_then(|a| a.split_whitespace().next()).unwrap();
-    http.parse().unwrap_or_else(|e| panic!("bad http address {http:?}: {e}"))
-}
-
-/// The value of the sample `series` (name and labels, as exported) in `text`.
-fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-}
-
 fn failures(text: &str) -> f64 {
     ["no_space", "read_only", "permission", "other"]
         .iter()
-        .map(|r| sample(text, &format!("namesrv_route_snapshot_write_failures_total{{reason=\"{r}\"}}")).unwrap())
+        .map(|r| http::sample(text, &format!("namesrv_route_snapshot_write_failures_total{{reason=\"{r}\"}}")).unwrap())
         .sum()
 }
 
@@ -46,10 +34,10 @@ fn snapshot_write_failures_are_counted_and_warned_about_once_a_minute() {
     std::fs::create_dir_all(dir.join("routeSnapshot.json").join("taken")).unwrap();
     let mut proc = Proc::spawn(command(&dir));
     let addr = proc.addr();
-    let http_addr = http_of(&mut proc);
+    let http_addr = proc.http_addr();
     let start = http::get(http_addr, "/metrics").body;
     assert_eq!(failures(&start), 0.0, "every reason exported at 0 from the start:\n{start}");
-    assert_eq!(sample(&start, "namesrv_route_snapshot_last_write_timestamp_seconds"), Some(0.0));
+    assert_eq!(http::sample(&start, "namesrv_route_snapshot_last_write_timestamp_seconds"), Some(0.0));
 
     // Each change is a snapshot due (at most one per 5 s): two changes, two failed writes.
     let mut conn = Client::connect(addr);
@@ -59,15 +47,19 @@ fn snapshot_write_failures_are_counted_and_warned_about_once_a_minute() {
     assert_success(&conn.register(&Broker::new("C", "b2", 0, "10.0.7.2:10911").topics(&["T3", "T4"])));
     assert!(eventually(WAIT, || failures(&metrics()) >= 2.0), "{}\n{}", metrics(), proc.stderr());
     let text = metrics();
-    assert_eq!(sample(&text, "namesrv_route_snapshot_write_failures_total{reason=\"other\"}"), Some(2.0), "{text}");
-    assert_eq!(sample(&text, "namesrv_route_snapshot_last_write_timestamp_seconds"), Some(0.0));
+    assert_eq!(
+        http::sample(&text, "namesrv_route_snapshot_write_failures_total{reason=\"other\"}"),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(http::sample(&text, "namesrv_route_snapshot_last_write_timestamp_seconds"), Some(0.0));
     let warnings = proc.stderr().matches("route snapshot not written").count();
     assert_eq!(warnings, 1, "one warning a minute:\n{}", proc.stderr());
 
     // The state directory repaired: the next snapshot is written and its time exported.
     std::fs::remove_dir_all(dir.join("routeSnapshot.json")).unwrap();
     assert_success(&conn.register(&Broker::new("C", "b3", 0, "10.0.7.3:10911").topics(&["T5", "T6"])));
-    let written = || sample(&metrics(), "namesrv_route_snapshot_last_write_timestamp_seconds").unwrap_or(0.0);
+    let written = || http::sample(&metrics(), "namesrv_route_snapshot_last_write_timestamp_seconds").unwrap_or(0.0);
     assert!(eventually(WAIT, || written() > 0.0), "{}\n{}", metrics(), proc.stderr());
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
     assert!((now - written()).abs() < 60.0, "written at {}, now {now}", written());

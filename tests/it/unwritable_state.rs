@@ -36,13 +36,6 @@ fn confined(cmd: &Command, dir: &Path, setup: &str) -> Option<Command> {
     Some(wrapped)
 }
 
-/// The HTTP address a server logged.
-fn http_of(proc: &mut Proc) -> std::net::SocketAddr {
-    let listening = proc.wait_for_line(&["listening", "http_addr="]);
-    let http = listening.split("http_addr=").nth(1).and_then(|a| a.split_whitespace().next()).unwrap();
-    http.parse().unwrap()
-}
-
 /// Starts the server on `dir` as `setup` leaves it, and checks it serves routes, refuses a KV
 /// put and a config update naming `error`, and counts the refused put.
 fn serves_and_refuses_writes(setup: &str, error: &str) {
@@ -54,7 +47,7 @@ fn serves_and_refuses_writes(setup: &str, error: &str) {
         return;
     };
     let mut proc = Proc::spawn(cmd);
-    let http = http_of(&mut proc);
+    let http = proc.http_addr();
     let mut client = Client::connect(proc.addr());
     let broker = Broker::new("C", "b1", 0, "10.0.5.1:10911").topics(&["T1", "T2"]);
     assert_eq!(client.register(&broker).code, 0, "{}", proc.stderr());

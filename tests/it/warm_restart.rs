@@ -74,9 +74,7 @@ fn after_sigterm_routes_are_served_at_once_and_only_brokers_that_come_back_stay(
     eprintln!("restart to first routes: {} ms", spawned.elapsed().as_millis());
     assert_eq!(after, before.into_iter().map(Ok).collect::<Vec<_>>(), "same bodies right after the port opens");
     second.wait_for_line(&["route snapshot loaded", "brokers=3", "age_ms="]);
-    let listening = second.wait_for_line(&["listening", "http_addr="]);
-    let http = listening.split("http_addr=").nth(1).and_then(|a| a.split_whitespace().next()).unwrap();
-    let http = http.parse().unwrap_or_else(|e| panic!("bad http address {http:?}: {e}"));
+    let http = second.http_addr();
     let ready = crate::common::http::get(http, "/readyz");
     assert_eq!(ready.status, 200, "ready at once despite need_wait_for_service: {}", ready.body);
     let metrics = crate::common::http::get(http, "/metrics").body;
@@ -105,13 +103,6 @@ fn after_sigterm_routes_are_served_at_once_and_only_brokers_that_come_back_stay(
     assert!(second.stderr().contains("broker expired"), "{}", second.stderr());
 }
 
-/// The HTTP address a server logged.
-fn http_of(proc: &mut Proc) -> std::net::SocketAddr {
-    let listening = proc.wait_for_line(&["listening", "http_addr="]);
-    let http = listening.split("http_addr=").nth(1).and_then(|a| a.split_whitespace().next()).unwrap();
-    http.parse().unwrap_or_else(|e| panic!("bad http address {http:?}: {e}"))
-}
-
 #[test]
 fn a_runtime_config_update_after_a_warm_start_keeps_routes_served_and_readyz_agrees() {
     let dir = temp_dir();
@@ -122,7 +113,7 @@ fn a_runtime_config_update_after_a_warm_start_keeps_routes_served_and_readyz_agr
     assert!(first.wait(WAIT).success());
 
     let mut second = Proc::spawn(command(&dir, WAITING));
-    let http = http_of(&mut second);
+    let http = second.http_addr();
     let mut client = Client::connect(second.addr());
     assert!(route_bytes(&mut client, "T1").is_ok(), "served at once:\n{}", second.stderr());
     // need_wait_for_service is still on in the settings: the update hands them to the registry.
@@ -133,7 +124,7 @@ fn a_runtime_config_update_after_a_warm_start_keeps_routes_served_and_readyz_agr
 
     // A cold start inside the wait: the route query and /readyz agree the other way.
     let mut cold = Proc::spawn(command(&temp_dir(), WAITING));
-    let http = http_of(&mut cold);
+    let http = cold.http_addr();
     assert_eq!(route_bytes(&mut Client::connect(cold.addr()), "T1"), Err(1), "not ready: SYSTEM_ERROR");
     let waiting = crate::common::http::get(http, "/readyz");
     assert_eq!(waiting.status, 503, "{}", waiting.body);
@@ -278,7 +269,7 @@ fn brokers_from_the_snapshot_are_shown_provisional_and_silent_since_their_last_h
     drop(conns);
 
     let mut second = Proc::spawn(command(&dir, &[]));
-    let http = http_of(&mut second);
+    let http = second.http_addr();
     let brokers = || -> serde_json::Value {
         serde_json::from_str(&crate::common::http::get(http, "/api/v1/brokers").body).unwrap()
     };

@@ -99,6 +99,13 @@ impl Proc {
         }
     }
 
+    /// The HTTP endpoint's address from the `listening ... http_addr=HOST:PORT` log line.
+    pub fn http_addr(&mut self) -> SocketAddr {
+        let listening = self.wait_for_line(&["listening", "http_addr="]);
+        let http = listening.split("http_addr=").nth(1).and_then(|a| a.split_whitespace().next()).unwrap();
+        http.parse().unwrap_or_else(|e| panic!("bad http address {http:?}: {e}"))
+    }
+
     /// Waits for the process to exit (at most `timeout`) and for its output to be collected.
     pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
         let deadline = Instant::now() + timeout;
