@@ -5,6 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 
+use crate::common::checks::version_commit;
 use crate::common::http::{get, sample};
 use crate::common::*;
 use namesrv::acl::verify::Denied;
@@ -71,17 +72,7 @@ fn the_build_is_named_by_metric_status_api_and_version_with_the_commit_it_came_f
     let out = Command::new(env!("CARGO_BIN_EXE_namesrv")).arg("--version").output().unwrap();
     let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     assert!(out.status.success(), "{version}");
-    let commit = version
-        .strip_prefix(&format!("namesrv {} (commit ", env!("CARGO_PKG_VERSION")))
-        .and_then(|rest| rest.strip_suffix(')'))
-        .unwrap_or_else(|| panic!("--version names the version and commit: {version}"));
-    // Built inside this repository, so git knows the commit (a tarball build says "unknown").
-    let known = Command::new("git")
-        .args(["rev-parse", "--verify", "--quiet", &format!("{commit}^{{commit}}")])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(known.status.success() && commit.len() >= 7, "{commit} is a commit of this repository");
+    let commit = version_commit(&version, "namesrv", env!("CARGO_PKG_VERSION"));
 
     let server = TestServer::with_http(|_| {});
     let http = server.http_addr.unwrap();
@@ -89,7 +80,10 @@ fn the_build_is_named_by_metric_status_api_and_version_with_the_commit_it_came_f
     let info = format!(r#"namesrv_build_info{{version="{}",commit="{commit}"}}"#, env!("CARGO_PKG_VERSION"));
     assert_eq!(sample(&text, &info), Some(1.0), "{info} in\n{text}");
     let stats = get(http, "/api/v1/stats").json();
-    assert_eq!((stats["version"].as_str(), stats["commit"].as_str()), (Some(env!("CARGO_PKG_VERSION")), Some(commit)));
+    assert_eq!(
+        (stats["version"].as_str(), stats["commit"].as_str()),
+        (Some(env!("CARGO_PKG_VERSION")), Some(commit.as_str()))
+    );
 }
 
 #[test]

@@ -35,3 +35,20 @@ pub fn queue_names(route: &Value) -> Vec<String> {
     names.sort();
     names
 }
+
+/// The commit a `--version` line names (`PROGRAM VERSION (commit C)`), checked to be a commit of
+/// this repository: the binary was built inside it, so git knows the commit (a tarball build
+/// says "unknown").
+pub fn version_commit(line: &str, program: &str, version: &str) -> String {
+    let commit = line
+        .strip_prefix(&format!("{program} {version} (commit "))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("--version names the version and commit: {line}"));
+    let known = std::process::Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", &format!("{commit}^{{commit}}")])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("git");
+    assert!(known.status.success() && commit.len() >= 7, "{commit} is a commit of this repository");
+    commit.to_owned()
+}

@@ -8,7 +8,7 @@ use namesrv_protocol::RequestCode;
 
 use crate::cli::ClusterListArgs;
 use crate::fleet::{body, success, CmdError};
-use crate::http::{get_json, snapshot_ages};
+use crate::http::{get_json, snapshot_ages, snapshot_note};
 use crate::output::{print_each, Ctx, Exit};
 use crate::read::bodies;
 use crate::stats;
@@ -89,7 +89,7 @@ fn marked_cluster_table(info: &ClusterInfo, provisional: &BTreeMap<String, u64>)
     if !provisional.is_empty() {
         headers.push("#Note");
     }
-    let note = |addr: &str| provisional.get(addr).map(|ms| format!("from snapshot (age {} s)", ms / 1000));
+    let note = |addr: &str| provisional.get(addr).map(|ms| snapshot_note(*ms));
     let mut table = Table::new(&headers);
     for (cluster, name) in info.groups() {
         let Some(group) = info.broker_addr_table.get(name) else {

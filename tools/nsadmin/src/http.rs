@@ -125,6 +125,11 @@ pub fn snapshot_ages(doc: &Value) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// How a broker loaded from a route snapshot `age_ms` old is marked.
+pub fn snapshot_note(age_ms: u64) -> String {
+    format!("from snapshot (age {} s)", age_ms / 1000)
+}
+
 fn collect_ages(value: &Value, key: Option<&str>, ages: &mut BTreeMap<String, u64>) {
     match value {
         Value::Object(map) => {

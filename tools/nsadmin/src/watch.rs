@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::cli::WatchArgs;
 use crate::cluster::cluster_table;
 use crate::fleet::{body, success, CmdError};
-use crate::http::{find_key, get_json, heartbeat_ages, snapshot_ages};
+use crate::http::{find_key, get_json, heartbeat_ages, snapshot_ages, snapshot_note};
 use crate::output::{Ctx, Exit};
 use crate::table::{print_json, Table};
 use crate::wire::{self, ClusterInfo, TopicList};
@@ -150,7 +150,7 @@ fn table_with_ages(info: &ClusterInfo, ages: &BTreeMap<String, u64>, provisional
         for (id, addr) in &group.broker_addrs {
             let mut age = ages.get(addr).map_or("-".to_owned(), |ms| format!("{:.1} s", *ms as f64 / 1000.0));
             if let Some(ms) = provisional.get(addr) {
-                age.push_str(&format!(", from snapshot (age {} s)", ms / 1000));
+                age.push_str(&format!(", {}", snapshot_note(*ms)));
             }
             table.row(vec![cluster.to_owned(), name.clone(), id.to_string(), addr.clone(), age]);
         }

@@ -3,17 +3,13 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
 use common::*;
-use namesrv::protocol::codec::encode_frame;
-use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand, ResponseCode};
+use namesrv::protocol::{RemotingCommand, ResponseCode};
+use namesrv_testkit::checks::version_commit;
 use serde_json::Value;
-use tokio_util::codec::Decoder;
 
 /// A line's cells.
 fn cells(line: &str) -> Vec<String> {
@@ -23,8 +19,6 @@ fn cells(line: &str) -> Vec<String> {
 /// A broker stand-in answering GET_BROKER_RUNTIME_INFO (28) with these put and get totals
 /// (yesterday morning, this morning, now), and any other request with REQUEST_CODE_NOT_SUPPORTED.
 fn runtime_info_broker(put: [u64; 3], get: [u64; 3]) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr").to_string();
     let table = serde_json::json!({"table": {
         "msgPutTotalYesterdayMorning": put[0].to_string(),
         "msgPutTotalTodayMorning": put[1].to_string(),
@@ -35,29 +29,13 @@ fn runtime_info_broker(put: [u64; 3], get: [u64; 3]) -> String {
         "brokerVersionDesc": "V5_3_1",
     }});
     let body = serde_json::to_vec(&table).expect("json");
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let (mut codec, mut buf) = (RemotingCodec::default(), BytesMut::new());
-            let mut chunk = [0u8; 65536];
-            while let Ok(n @ 1..) = stream.read(&mut chunk) {
-                buf.extend_from_slice(&chunk[..n]);
-                while let Ok(Some(req)) = codec.decode(&mut buf) {
-                    let mut answer = if req.code == 28 {
-                        RemotingCommand::response(ResponseCode::Success, None).with_body(body.clone())
-                    } else {
-                        RemotingCommand::response(ResponseCode::RequestCodeNotSupported, Some("stand-in".into()))
-                    };
-                    answer.opaque = req.opaque;
-                    answer.ext_fields = Some(ExtFields::new());
-                    let mut out = BytesMut::new();
-                    encode_frame(&answer, &mut out).expect("encode");
-                    let _ = stream.write_all(&out);
-                }
-            }
+    stand_in(move |req| {
+        if req.code == 28 {
+            RemotingCommand::response(ResponseCode::Success, None).with_body(body.clone())
+        } else {
+            RemotingCommand::response(ResponseCode::RequestCodeNotSupported, Some("stand-in".into()))
         }
-    });
-    addr
+    })
 }
 
 #[test]
@@ -146,15 +124,5 @@ fn topic_cluster_list_names_the_clusters_of_a_topics_groups() {
 fn version_names_the_commit_it_was_built_from() {
     let out = nsadmin(&["--version"]);
     let version = expect_exit(&out, 0).trim().to_owned();
-    let commit = version
-        .strip_prefix(&format!("nsadmin {} (commit ", env!("CARGO_PKG_VERSION")))
-        .and_then(|rest| rest.strip_suffix(')'))
-        .unwrap_or_else(|| panic!("--version names the version and commit: {version}"));
-    // Built inside this repository, so git knows the commit (a tarball build says "unknown").
-    let known = Command::new("git")
-        .args(["rev-parse", "--verify", "--quiet", &format!("{commit}^{{commit}}")])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("git");
-    assert!(known.status.success() && commit.len() >= 7, "{commit} is a commit of this repository");
+    version_commit(&version, "nsadmin", env!("CARGO_PKG_VERSION"));
 }

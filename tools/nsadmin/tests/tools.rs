@@ -3,17 +3,12 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use bytes::BytesMut;
 use common::*;
-use namesrv::protocol::codec::encode_frame;
 use namesrv::protocol::signature::{verify, ACCESS_KEY, SECURITY_TOKEN, SIGNATURE};
-use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand, ResponseCode};
-use tokio_util::codec::Decoder;
+use namesrv::protocol::{RemotingCommand, ResponseCode};
 
 /// What the stand-in saw: (code, AccessKey, SecurityToken, signature valid) per request.
 type Seen = Arc<Mutex<Vec<(i32, Option<String>, Option<String>, bool)>>>;
@@ -21,36 +16,19 @@ type Seen = Arc<Mutex<Vec<(i32, Option<String>, Option<String>, bool)>>>;
 /// A NameServer stand-in that checks every request's signature against `secret`: a valid one
 /// gets SUCCESS (with an empty cluster-info body), any other NO_PERMISSION.
 fn verifying_namesrv(secret: &'static str) -> (String, Seen) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr").to_string();
     let seen: Seen = Arc::default();
     let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let (mut codec, mut buf) = (RemotingCodec::default(), BytesMut::new());
-            let mut chunk = [0u8; 65536];
-            while let Ok(n @ 1..) = stream.read(&mut chunk) {
-                buf.extend_from_slice(&chunk[..n]);
-                while let Ok(Some(req)) = codec.decode(&mut buf) {
-                    let fields = req.ext_fields.clone().unwrap_or_default();
-                    let signature = fields.get(SIGNATURE).unwrap_or_default();
-                    let valid = verify(fields.iter(), req.body.as_deref(), secret, signature);
-                    let owned = |k: &str| fields.get(k).map(str::to_owned);
-                    log.lock().expect("lock").push((req.code, owned(ACCESS_KEY), owned(SECURITY_TOKEN), valid));
-                    let mut answer = if valid {
-                        RemotingCommand::response(ResponseCode::Success, None)
-                            .with_body(&br#"{"brokerAddrTable":{},"clusterAddrTable":{}}"#[..])
-                    } else {
-                        RemotingCommand::response(ResponseCode::NoPermission, Some("signature mismatch".into()))
-                    };
-                    answer.opaque = req.opaque;
-                    answer.ext_fields = Some(ExtFields::new());
-                    let mut out = BytesMut::new();
-                    encode_frame(&answer, &mut out).expect("encode");
-                    let _ = stream.write_all(&out);
-                }
-            }
+    let addr = stand_in(move |req| {
+        let fields = req.ext_fields.clone().unwrap_or_default();
+        let signature = fields.get(SIGNATURE).unwrap_or_default();
+        let valid = verify(fields.iter(), req.body.as_deref(), secret, signature);
+        let owned = |k: &str| fields.get(k).map(str::to_owned);
+        log.lock().expect("lock").push((req.code, owned(ACCESS_KEY), owned(SECURITY_TOKEN), valid));
+        if valid {
+            RemotingCommand::response(ResponseCode::Success, None)
+                .with_body(&br#"{"brokerAddrTable":{},"clusterAddrTable":{}}"#[..])
+        } else {
+            RemotingCommand::response(ResponseCode::NoPermission, Some("signature mismatch".into()))
         }
     });
     (addr, seen)

@@ -2,9 +2,15 @@
 //! binary and reading what it printed.
 #![allow(dead_code)]
 
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::process::{Command, Output};
 
+use bytes::BytesMut;
+use namesrv::protocol::codec::encode_frame;
+use namesrv::protocol::{ExtFields, RemotingCodec, RemotingCommand};
 use serde_json::Value;
+use tokio_util::codec::Decoder;
 
 // Each test file uses its own part of the testkit.
 #[allow(unused_imports)]
@@ -55,4 +61,30 @@ pub fn dead_addr() -> String {
     let addr = listener.local_addr().expect("addr");
     drop(listener);
     addr.to_string()
+}
+
+/// A remoting server stand-in on 127.0.0.1: every request on every connection is answered with
+/// what `answer` makes of it (its opaque and empty extFields set here). Returns its address.
+pub fn stand_in(answer: impl Fn(&RemotingCommand) -> RemotingCommand + Send + Sync + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let (mut codec, mut buf) = (RemotingCodec::default(), BytesMut::new());
+            let mut chunk = [0u8; 65536];
+            while let Ok(n @ 1..) = stream.read(&mut chunk) {
+                buf.extend_from_slice(&chunk[..n]);
+                while let Ok(Some(req)) = codec.decode(&mut buf) {
+                    let mut reply = answer(&req);
+                    reply.opaque = req.opaque;
+                    reply.ext_fields = Some(ExtFields::new());
+                    let mut out = BytesMut::new();
+                    encode_frame(&reply, &mut out).expect("encode");
+                    let _ = stream.write_all(&out);
+                }
+            }
+        }
+    });
+    addr
 }
