@@ -5,29 +5,17 @@
 //
 //   node status_page.mjs URL SCREENSHOT.png BROKER TOPIC
 // Env: PLAYWRIGHT_DIR, the directory whose node_modules holds playwright-core.
-import { createRequire } from "node:module";
-import path from "node:path";
+import { launch, watchedPage } from "./browser.mjs";
 
 const [url, screenshot, broker, topic] = process.argv.slice(2);
 if (!topic) {
   console.error("usage: node status_page.mjs URL SCREENSHOT.png BROKER TOPIC");
   process.exit(2);
 }
-const require = createRequire(path.join(process.env.PLAYWRIGHT_DIR || process.cwd(), "package.json"));
-const { chromium } = require("playwright-core");
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
+const browser = await launch();
 const problems = [];
 try {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 700 }, deviceScaleFactor: 1 });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => m.type() === "error" && problems.push(`console error: ${m.text()}`));
-  page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  const page = await watchedPage(browser, problems, { viewport: { width: 1440, height: 700 }, deviceScaleFactor: 1 });
   await page.goto(url, { waitUntil: "load" });
 
   // Live data: the first refresh finished, then the broker and topic are listed.

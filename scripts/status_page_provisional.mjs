@@ -5,27 +5,17 @@
 //
 //   node status_page_provisional.mjs URL BROKERS MIN_SILENT_SECS
 // Env: PLAYWRIGHT_DIR, the directory whose node_modules holds playwright-core.
-import { createRequire } from "node:module";
-import path from "node:path";
+import { launch, watchedPage } from "./browser.mjs";
 
 const [url, brokers, minSilent] = process.argv.slice(2);
 if (!minSilent) {
   console.error("usage: node status_page_provisional.mjs URL BROKERS MIN_SILENT_SECS");
   process.exit(2);
 }
-const require = createRequire(path.join(process.env.PLAYWRIGHT_DIR || process.cwd(), "package.json"));
-const { chromium } = require("playwright-core");
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-});
+const browser = await launch();
 const problems = [];
 try {
-  const page = await browser.newPage();
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => m.type() === "error" && problems.push(`console error: ${m.text()}`));
+  const page = await watchedPage(browser, problems);
   await page.goto(url, { waitUntil: "load" });
   await page.waitForSelector("body[data-loaded=true]", { timeout: 10_000 });
   const marks = page.locator("#brokers .provisional");
