@@ -9,6 +9,31 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+/// How the disk refused a write: the errors that say a state directory cannot be written now
+/// (full, read-only, not ours), as opposed to a path that is wrong. Routes need no disk, so the
+/// server serves on through these; they are counted by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskRefusal {
+    /// The disk or the quota is full.
+    NoSpace,
+    /// A read-only file system.
+    ReadOnly,
+    /// No permission.
+    Permission,
+}
+
+impl DiskRefusal {
+    /// The refusal `error` is, if it is one.
+    pub fn of(error: &io::Error) -> Option<DiskRefusal> {
+        match error.kind() {
+            io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => Some(DiskRefusal::NoSpace),
+            io::ErrorKind::ReadOnlyFilesystem => Some(DiskRefusal::ReadOnly),
+            io::ErrorKind::PermissionDenied => Some(DiskRefusal::Permission),
+            _ => None,
+        }
+    }
+}
+
 /// A state file that is not what the server writes there.
 #[derive(Debug, Error)]
 pub enum StateFileError {
@@ -209,6 +234,15 @@ pub fn sibling(path: &Path, suffix: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_read_only_or_foreign_disk_is_a_refusal_and_a_wrong_path_is_not() {
+        let of = |errno| DiskRefusal::of(&io::Error::from_raw_os_error(errno));
+        assert_eq!((of(libc::ENOSPC), of(libc::EDQUOT)), (Some(DiskRefusal::NoSpace), Some(DiskRefusal::NoSpace)));
+        assert_eq!(of(libc::EROFS), Some(DiskRefusal::ReadOnly));
+        assert_eq!((of(libc::EACCES), of(libc::EPERM)), (Some(DiskRefusal::Permission), Some(DiskRefusal::Permission)));
+        assert_eq!((of(libc::ENOTDIR), of(libc::ENOENT), of(libc::ELOOP)), (None, None, None));
+    }
 
     fn dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("namesrv-persist-{name}-{}", std::process::id()));

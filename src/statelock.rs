@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 use tracing::{info, warn};
 
+use crate::persist::DiskRefusal;
 use crate::settings::Settings;
 
 /// The lock file's name inside the state directory.
@@ -241,7 +242,7 @@ pub fn take_locks(settings: &Settings) -> Result<(Option<StateLock>, Option<Stor
 /// quota, no permission) rather than that the path is wrong: routes need no disk, so such a
 /// state directory does not stop start-up.
 pub fn is_unwritable(error: &io::Error) -> bool {
-    matches!(error.raw_os_error(), Some(libc::EROFS | libc::ENOSPC | libc::EDQUOT | libc::EACCES | libc::EPERM))
+    DiskRefusal::of(error).is_some()
 }
 
 impl StateLockError {

@@ -12,6 +12,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::ReasonLabel;
+use crate::persist::DiskRefusal;
 
 /// Every `reason` of `namesrv_route_snapshot_write_failures_total`.
 pub const WRITE_FAILURE_REASONS: [&str; 4] = ["no_space", "read_only", "permission", "other"];
@@ -48,10 +49,10 @@ impl SnapshotFigures {
 
 /// The bounded `reason` label of a write error.
 pub fn failure_reason(error: &io::Error) -> &'static str {
-    match error.kind() {
-        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => "no_space",
-        io::ErrorKind::ReadOnlyFilesystem => "read_only",
-        io::ErrorKind::PermissionDenied => "permission",
-        _ => "other",
+    match DiskRefusal::of(error) {
+        Some(DiskRefusal::NoSpace) => "no_space",
+        Some(DiskRefusal::ReadOnly) => "read_only",
+        Some(DiskRefusal::Permission) => "permission",
+        None => "other",
     }
 }
