@@ -19,7 +19,7 @@ use serde_json::json;
 use crate::controller::ControllerHandle;
 use crate::metrics::Metrics;
 use crate::origin::ConnId;
-use crate::registry::messages::{GetClusterFigures, GetFigures, GetReadiness, Ping};
+use crate::registry::messages::{GetReadiness, GetScrapeFigures, Ping};
 use crate::registry::RegistryHandle;
 
 /// How long the registry may take to answer the liveness probe.
@@ -131,15 +131,11 @@ async fn metrics(state: web::Data<HttpState>, request: HttpRequest) -> HttpRespo
     if !metrics.is_on() {
         return HttpResponse::NotFound().body("metrics are off (metrics_enabled = false)\n");
     }
-    if let Ok(Ok(figures)) =
-        tokio::time::timeout(LIVENESS_DEADLINE, state.registry.ask(GetFigures { conn: ConnId::SERVER })).await
+    if let Ok(Ok(scrape)) =
+        tokio::time::timeout(LIVENESS_DEADLINE, state.registry.ask(GetScrapeFigures { conn: ConnId::SERVER })).await
     {
-        metrics.set_registry_figures(figures);
-    }
-    if let Ok(Ok(clusters)) =
-        tokio::time::timeout(LIVENESS_DEADLINE, state.registry.ask(GetClusterFigures { conn: ConnId::SERVER })).await
-    {
-        metrics.cluster_brokers.set(&clusters);
+        metrics.set_registry_figures(scrape.totals);
+        metrics.cluster_brokers.set(&scrape.clusters);
     }
     let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let (content_type, body) = if wants_openmetrics(accept) {

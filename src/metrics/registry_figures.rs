@@ -27,6 +27,16 @@ pub struct RegistryFigures {
     pub provisional: usize,
 }
 
+/// Everything a `/metrics` scrape reads from the registry, taken in one registry turn so the
+/// totals and the per-cluster counts describe the same moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScrapeFigures {
+    /// The registry's counts.
+    pub totals: RegistryFigures,
+    /// Broker counts per cluster, sorted by cluster.
+    pub clusters: Vec<ClusterFigures>,
+}
+
 /// At most this many clusters get series (the first by name); a fleet has a handful, and the
 /// bound keeps a flood of made-up cluster names from flooding the scrape too.
 pub const MAX_CLUSTER_SERIES: usize = 256;

@@ -6,6 +6,7 @@ use super::messages::*;
 use super::register::Registered;
 use super::RouteRegistry;
 use crate::mailbox::Apply;
+use crate::metrics::registry_figures::ScrapeFigures;
 use crate::metrics::Removal;
 use crate::protocol::reply::body::{encode_member_group, encode_topic_list};
 
@@ -171,22 +172,14 @@ impl Apply<RouteRegistry> for ApplyOptions {
 
 impl Apply<RouteRegistry> for GetFigures {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        let tables = &registry.tables;
-        let (topics, _, live) = tables.sizes();
-        crate::metrics::RegistryFigures {
-            brokers: live,
-            clusters: tables.clusters().count(),
-            topics,
-            queue_entries: tables.queue_entries(),
-            route_cache_bytes: tables.route_cache_bytes(),
-            provisional: tables.provisional_count(),
-        }
+        registry.tables.figures()
     }
 }
 
-impl Apply<RouteRegistry> for GetClusterFigures {
+impl Apply<RouteRegistry> for GetScrapeFigures {
     fn apply(self, registry: &mut RouteRegistry) -> Self::Output {
-        registry.tables.cluster_figures()
+        let tables = &registry.tables;
+        ScrapeFigures { totals: tables.figures(), clusters: tables.cluster_figures() }
     }
 }
 

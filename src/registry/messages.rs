@@ -182,12 +182,13 @@ pub struct GetFigures {
 }
 request!(GetFigures, crate::metrics::RegistryFigures, query);
 
-/// Broker counts per cluster and role, sorted by cluster, for `/metrics`.
+/// Everything a `/metrics` scrape reads from the registry, in one turn: its counts and the
+/// broker counts per cluster and role, sorted by cluster.
 #[derive(Debug)]
-pub struct GetClusterFigures {
+pub struct GetScrapeFigures {
     pub conn: ConnId,
 }
-request!(GetClusterFigures, Vec<crate::metrics::registry_figures::ClusterFigures>, query);
+request!(GetScrapeFigures, crate::metrics::registry_figures::ScrapeFigures, query);
 
 /// One live broker as the status page shows it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

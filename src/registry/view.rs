@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::tables::RouteTables;
 use crate::metrics::registry_figures::{ClusterFigures, MAX_CLUSTER_SERIES};
+use crate::metrics::RegistryFigures;
 use crate::model::{BrokerData, MASTER_ID, PERM_WRITE};
 use crate::protocol::json::JsonStyle;
 use crate::protocol::reply::body::{encode_cluster_info, encode_topic_route, TopicRoute};
@@ -16,6 +17,19 @@ use crate::protocol::reply::body::{encode_cluster_info, encode_topic_route, Topi
 const SYNC_BROKER_MEMBER_PREFIX: &str = "rmq_sys_SYNC_BROKER_MEMBER_";
 
 impl RouteTables {
+    /// The registry's counts, as `/metrics`, the status page and the mailbox summary show them.
+    pub fn figures(&self) -> RegistryFigures {
+        let (topics, _, live) = self.sizes();
+        RegistryFigures {
+            brokers: live,
+            clusters: self.clusters().count(),
+            topics,
+            queue_entries: self.queue_entries(),
+            route_cache_bytes: self.route_cache_bytes(),
+            provisional: self.provisional_count(),
+        }
+    }
+
     /// Broker counts per cluster, sorted by cluster: masters (brokerId 0), other members, and
     /// groups with members but no master.
     pub fn cluster_figures(&self) -> Vec<ClusterFigures> {

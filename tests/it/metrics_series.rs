@@ -113,3 +113,32 @@ fn broker_counts_per_cluster_show_a_group_that_lost_its_master() {
     server.client().unregister(&w0);
     assert_eq!(scrape("west"), (None, None, None), "a cluster gone from the registry leaves no series");
 }
+
+#[test]
+fn a_scrape_reads_the_registry_in_one_message() {
+    let server = TestServer::with_http(|_| {});
+    let http = server.http_addr.unwrap();
+    server.register(&Broker::new("east", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]));
+    // Registry messages handled, per message type, as the previous scrape left them.
+    let handled = |text: &str| -> Vec<(String, f64)> {
+        let prefix = r#"namesrv_mailbox_handle_seconds_count{actor="registry",message=""#;
+        let rows = text.lines().filter_map(|line| line.strip_prefix(prefix));
+        let parsed = rows.filter_map(|row| row.split_once("\"} ").map(|(m, n)| (m.to_owned(), n.parse().ok())));
+        parsed.filter_map(|(message, count)| Some((message, count?))).collect()
+    };
+    let _warm = get(http, "/metrics");
+    let before = handled(&get(http, "/metrics").body);
+    let after = handled(&get(http, "/metrics").body);
+    let grown: Vec<&str> = after
+        .iter()
+        .filter(|(message, count)| before.iter().find(|(m, _)| m == message).map_or(*count, |(_, c)| count - c) > 0.0)
+        .map(|(message, _)| message.as_str())
+        .collect();
+    assert_eq!(grown, ["GetScrapeFigures"], "registry messages one scrape caused: {after:?} after {before:?}");
+    let count = after.iter().find(|(m, _)| m == "GetScrapeFigures").map(|(_, c)| *c);
+    assert_eq!(count, before.iter().find(|(m, _)| m == "GetScrapeFigures").map(|(_, c)| c + 1.0));
+    assert_eq!(
+        sample(&get(http, "/metrics").body, r#"namesrv_cluster_brokers{cluster="east",role="master"}"#),
+        Some(1.0)
+    );
+}
