@@ -2,11 +2,12 @@
 //! known labels at 0 before the first event, so `increase()` sees that event; and which build is
 //! running, by metric, status API and `--version`.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 
 use crate::common::checks::version_commit;
-use crate::common::http::{get, sample};
+use crate::common::http::{get, sample, samples};
 use crate::common::*;
 use namesrv::acl::verify::Denied;
 use namesrv::metrics::elections::{ELECTION_CAUSES, ELECTION_RESULTS, FAILOVER_CAUSES};
@@ -120,23 +121,18 @@ fn a_scrape_reads_the_registry_in_one_message() {
     let http = server.http_addr.unwrap();
     server.register(&Broker::new("east", "broker-a", 0, "127.0.0.1:10911").topics(&["T1", "T2"]));
     // Registry messages handled, per message type, as the previous scrape left them.
-    let handled = |text: &str| -> Vec<(String, f64)> {
-        let prefix = r#"namesrv_mailbox_handle_seconds_count{actor="registry",message=""#;
-        let rows = text.lines().filter_map(|line| line.strip_prefix(prefix));
-        let parsed = rows.filter_map(|row| row.split_once("\"} ").map(|(m, n)| (m.to_owned(), n.parse().ok())));
-        parsed.filter_map(|(message, count)| Some((message, count?))).collect()
-    };
-    let _warm = get(http, "/metrics");
-    let before = handled(&get(http, "/metrics").body);
-    let after = handled(&get(http, "/metrics").body);
+    let handled =
+        || samples(&get(http, "/metrics").body, r#"namesrv_mailbox_handle_seconds_count{actor="registry",message=""#);
+    let _warm = handled();
+    let (before, after) = (handled(), handled());
     let grown: Vec<&str> = after
         .iter()
-        .filter(|(message, count)| before.iter().find(|(m, _)| m == message).map_or(*count, |(_, c)| count - c) > 0.0)
+        .filter(|(message, count)| **count > before.get(*message).copied().unwrap_or(0.0))
         .map(|(message, _)| message.as_str())
         .collect();
-    assert_eq!(grown, ["GetScrapeFigures"], "registry messages one scrape caused: {after:?} after {before:?}");
-    let count = after.iter().find(|(m, _)| m == "GetScrapeFigures").map(|(_, c)| *c);
-    assert_eq!(count, before.iter().find(|(m, _)| m == "GetScrapeFigures").map(|(_, c)| c + 1.0));
+    assert_eq!(grown, [r#"GetScrapeFigures"}"#], "registry messages one scrape caused: {after:?} after {before:?}");
+    let scrapes = |handled: &BTreeMap<String, f64>| handled.get(r#"GetScrapeFigures"}"#).copied();
+    assert_eq!(scrapes(&after), scrapes(&before).map(|count| count + 1.0));
     assert_eq!(
         sample(&get(http, "/metrics").body, r#"namesrv_cluster_brokers{cluster="east",role="master"}"#),
         Some(1.0)

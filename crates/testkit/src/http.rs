@@ -1,5 +1,6 @@
 //! A minimal blocking HTTP/1.1 client for the HTTP endpoint's tests (GET only).
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -75,10 +76,19 @@ fn unchunk(mut body: &str) -> String {
 
 /// The value of the sample `name{labels}` in a Prometheus exposition, if present.
 pub fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
-    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
-        let (series, value) = l.rsplit_once(' ')?;
-        (series == name_and_labels).then(|| value.parse().ok()).flatten()
-    })
+    samples_of(text).find_map(|(series, value)| (series == name_and_labels).then_some(value))
+}
+
+/// Every sample whose `name{labels}` starts with `prefix`, keyed by the rest of it: with the
+/// prefix `name{actor="registry",message="`, the key is `Ping"}` for that message's series.
+pub fn samples(text: &str, prefix: &str) -> BTreeMap<String, f64> {
+    samples_of(text).filter_map(|(series, value)| Some((series.strip_prefix(prefix)?.to_owned(), value))).collect()
+}
+
+/// The samples of a Prometheus exposition as `(name{labels}, value)`, comments skipped.
+fn samples_of(text: &str) -> impl Iterator<Item = (&str, f64)> {
+    let lines = text.lines().filter(|l| !l.starts_with('#'));
+    lines.filter_map(|l| l.rsplit_once(' ').and_then(|(series, value)| Some((series, value.parse().ok()?))))
 }
 
 /// `namesrv_security_reloads_total{file, result}` scraped from the HTTP endpoint at `addr`:
