@@ -3,12 +3,17 @@
 top-level module of the server crate to one in a layer above it (LAYERS), and no file or
 function past its size limit. Run by CI; prints each problem and exits 1 if there is one.
 
+A file's size is its product lines: test code (items under `#[cfg(test)]`) does not count, so
+tests sit beside the code they test whatever its size. Every function counts, test or not.
+
 Whole files are read, test code included (test folders, and items under `#[cfg(test)]` wherever
 they stand): a test may import anything of its own top-level module (its room), even what sits
 above it there, without that counting towards a circle; its imports of other rooms follow the
 same layers and circle rules as the code it tests.
 
-Usage: scripts/check-structure.py [--max-file-lines N] [--max-fn-lines N] [ROOT...]
+Usage: scripts/check-structure.py [--max-file-lines N] [--max-fn-lines N] [--report] [ROOT...]
+--report prints, besides the problems, the largest files by product lines and every function
+over 45 lines (the tables a design review starts from).
 Each ROOT is a crate's src directory (default: src, every crates/*/src and every tools/*/src).
 The protocol crate (crates/protocol) must not depend on actix, tokio's runtime or anything that
 does I/O; the client, namesrv-bench and nsadmin not on the server; the testkit (crates/testkit)
@@ -279,6 +284,28 @@ def cycles(graph):
     return out
 
 
+def product_lines(root, path):
+    """Lines of `path` that are not test code (see `test_lines`)."""
+    lines = path.read_text().splitlines()
+    return sum(1 for t in test_lines(lines, "tests" in path.relative_to(root).parts) if not t)
+
+
+def report(repo, roots, files=25, fn_lines=45):
+    """The size tables: the largest files by product lines, and every function over `fn_lines`."""
+    sizes, functions = [], []
+    for root in roots:
+        for f in sorted(root.rglob("*.rs")):
+            rel = f.relative_to(repo)
+            sizes.append((product_lines(root, f), len(f.read_text().splitlines()), rel))
+            functions += [(length, f"{rel}:{line}", name) for name, line, length in long_functions(f, fn_lines)]
+    print(f"largest files (product lines, all lines), top {files}:")
+    for product, total, rel in sorted(sizes, reverse=True)[:files]:
+        print(f"  {product:5d} {total:5d}  {rel}")
+    print(f"functions over {fn_lines} lines: {len(functions)}")
+    for length, where, name in sorted(functions, reverse=True):
+        print(f"  {length:3d}  {where} {name}")
+
+
 def long_functions(path, limit):
     lines = path.read_text().splitlines()
     found = []
@@ -299,6 +326,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-file-lines", type=int, default=420)
     ap.add_argument("--max-fn-lines", type=int, default=60)
+    ap.add_argument("--report", action="store_true", help="print the size tables too")
     ap.add_argument("roots", nargs="*")
     args = ap.parse_args()
     repo = pathlib.Path(__file__).resolve().parent.parent
@@ -314,11 +342,13 @@ def main():
         if root.resolve() == (repo / "src").resolve():
             problems += upward_imports(root.resolve(), graph)
         for f in sorted(root.rglob("*.rs")):
-            n = len(f.read_text().splitlines())
+            n = product_lines(root, f)
             if n > args.max_file_lines:
-                problems.append(f"{f.relative_to(repo)}: {n} lines (max {args.max_file_lines})")
+                problems.append(f"{f.relative_to(repo)}: {n} product lines (max {args.max_file_lines})")
             for name, line, length in long_functions(f, args.max_fn_lines):
                 problems.append(f"{f.relative_to(repo)}:{line}: fn {name} is {length} lines (max {args.max_fn_lines})")
+    if args.report:
+        report(repo, roots)
     for p in problems:
         print(p)
     print(f"structure: {len(problems)} problem(s) in {', '.join(str(r.relative_to(repo)) for r in roots)}")
