@@ -16,7 +16,8 @@ Usage: scripts/check-structure.py [--max-file-lines N] [--max-fn-lines N] [--rep
 over 45 lines (the tables a design review starts from).
 Each ROOT is a crate's src directory (default: src, every crates/*/src and every tools/*/src).
 The protocol crate (crates/protocol) must not depend on actix, tokio's runtime or anything that
-does I/O; the client, namesrv-bench and nsadmin not on the server; the testkit (crates/testkit)
+does I/O; the controller's state machine (crates/controller-core) on no runtime, actor framework,
+Raft library or I/O; the client, namesrv-bench and nsadmin not on the server; the testkit (crates/testkit)
 is a dev-dependency only (FORBIDDEN, TESTKIT_USERS). Every crate root of the workspace (each
 package's lib.rs, main.rs and src/bin/*.rs, and benches/*.rs) says `#![forbid(unsafe_code)]`.
 """
@@ -56,6 +57,11 @@ FORBIDDEN = {
     "crates/protocol/Cargo.toml": (
         ["actix", "actix-rt", "actix-web", "tokio", "socket2", "rustls", "tokio-rustls", "prometheus-client", "namesrv"],
         "the protocol crate has no actors, no I/O and no state",
+    ),
+    "crates/controller-core/Cargo.toml": (
+        ["actix", "actix-rt", "actix-web", "tokio", "tokio-util", "openraft", "socket2", "rustls", "tokio-rustls",
+         "prometheus-client", "namesrv", "namesrv-client"],
+        "the controller's state machine has no runtime, no actors, no I/O and no Raft",
     ),
     "crates/client/Cargo.toml": (SERVER_SIDE, "the client speaks the protocol without the server"),
     "tools/namesrv-bench/Cargo.toml": (SERVER_SIDE, "the load tool uses the protocol and client crates only"),

@@ -26,9 +26,10 @@
 //! - [`kv`]: the KV config store actor and its journaled file; [`config_store`]: runtime
 //!   configuration actor; [`persist`]: crash-safe file writes; [`statelock`]: one server per
 //!   state directory; [`notifier`]: outbound NOTIFY_MIN_BROKER_ID_CHANGE.
-//! - [`controller`]: the RocketMQ 5 controller (embedded or standalone): its replicated state
-//!   machine (`state`, pure), liveness (`liveness`, pure), replication on openraft (`raft`), and
-//!   the `Controller` actor behind the controller listener (`dispatch::controller`).
+//! - [`controller`]: the RocketMQ 5 controller (embedded or standalone): replication on openraft
+//!   (`raft`) of the pure state machine in the `namesrv-controller-core` crate (tables, decisions,
+//!   elections, liveness), and the `Controller` actor behind the controller listener
+//!   (`dispatch::controller`).
 //! - [`mailbox`]: typed, counted, logged actor requests shared by every actor (`meter`: the
 //!   depth and handling times each message is counted in until handled or dropped);
 //!   [`origin`]: where a request came from (`ConnId`, `Origin`); [`peers`]: what one source
@@ -46,7 +47,8 @@
 //! `origin`, `peers`, `limits`, `clock` →
 //! `settings`; beneath them all the `namesrv-protocol` crate (`protocol` → `model`), which
 //! depends on nothing of the server.
-//! Beside the server, the workspace holds `namesrv-client` (`crates/client`: the one remoting
+//! Beside the server, the workspace holds `namesrv-controller-core` (`crates/controller-core`: the
+//! controller's state machine, no runtime, no I/O, no Raft), `namesrv-client` (`crates/client`: the one remoting
 //! client, used by nsadmin, namesrv-bench and the tests; protocol crate only, no server code) and
 //! `namesrv-testkit` (`crates/testkit`: the integration tests' harness — in-process servers, the
 //! test client over `namesrv-client`, broker builders; a dev-dependency only).

@@ -9,10 +9,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use tracing::{info, warn};
 
-use super::liveness::Cause as InactiveCause;
-use super::liveness::{LiveEntry, LiveKey, DEFAULT_TIMEOUT};
 use super::messages::{BrokerHeartbeat, Cause, ConnectionClosed, Failure, Outcome};
-use super::state::decide::Answer;
 use super::writes::Pending;
 use super::Controller;
 use crate::mailbox::Apply;
@@ -21,6 +18,9 @@ use crate::origin::ConnId;
 use crate::protocol::controller::body::{ElectMasterResponseBody, SyncStateSet};
 use crate::protocol::controller::response::MasterFields;
 use crate::ratelog::RateLimit;
+use namesrv_controller_core::decide::Answer;
+use namesrv_controller_core::liveness::Inactivity;
+use namesrv_controller_core::liveness::{Gone, DEFAULT_TIMEOUT};
 
 /// The next liveness deadline fell due.
 #[derive(Message)]
@@ -59,7 +59,7 @@ impl Apply<Controller> for BrokerHeartbeat {
 impl Apply<Controller> for ConnectionClosed {
     fn apply(self, controller: &mut Controller) {
         let gone = controller.live.connection_closed(self.conn);
-        controller.inactive(gone, InactiveCause::ConnectionClosed);
+        controller.inactive(gone, Inactivity::ConnectionClosed);
     }
 }
 
@@ -69,7 +69,7 @@ impl Handler<Wake> for Controller {
     fn handle(&mut self, _: Wake, _: &mut Context<Self>) {
         self.wake = None;
         let gone = self.live.expire(Instant::now());
-        self.inactive(gone, InactiveCause::HeartbeatTimeout);
+        self.inactive(gone, Inactivity::HeartbeatTimeout);
         self.schedule_wake();
     }
 }
@@ -105,7 +105,7 @@ impl Controller {
     }
 
     /// Brokers that stopped being alive: an election for each group whose master it was.
-    fn inactive(&mut self, gone: Vec<(LiveKey, LiveEntry)>, cause: InactiveCause) {
+    fn inactive(&mut self, gone: Vec<Gone<ConnId>>, cause: Inactivity) {
         let now = Instant::now();
         for (key, entry) in gone {
             let silent_ms = now.saturating_duration_since(entry.last).as_millis() as u64;
@@ -135,7 +135,7 @@ impl Controller {
         let live = self.live.at(now);
         let names: Vec<String> = {
             let applied = self.machine.lock();
-            use super::state::decide::LiveView;
+            use namesrv_controller_core::decide::LiveView;
             applied
                 .tables
                 .groups()
@@ -204,7 +204,7 @@ impl Controller {
             return;
         };
         let live = self.live.at(Instant::now());
-        use super::state::decide::LiveView;
+        use namesrv_controller_core::decide::LiveView;
         let targets: Vec<String> = group
             .broker_addrs
             .iter()

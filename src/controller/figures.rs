@@ -5,10 +5,10 @@
 use std::time::Instant;
 
 use super::messages::{Cause, Failure, Outcome};
-use super::state::decide::{Answer, LiveView};
 use super::Controller;
 use crate::metrics::elections::GroupFigure;
 use crate::protocol::controller::ControllerResponseCode as Code;
+use namesrv_controller_core::decide::{Answer, LiveView};
 
 /// The `result` label of an election that ended with `outcome`.
 pub(super) fn election_result(outcome: &Outcome) -> &'static str {

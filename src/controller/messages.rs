@@ -6,11 +6,11 @@ use std::time::Duration;
 use thiserror::Error;
 use tokio::sync::oneshot;
 
-use super::liveness::{Beat, Cause as InactiveCause};
-use super::state::decide::{Answer, Op, Refusal};
 use crate::origin::ConnId;
 use crate::protocol::controller::response::MetadataResponse;
 use crate::request;
+use namesrv_controller_core::decide::{Answer, Op, Refusal};
+use namesrv_controller_core::liveness::{Beat, Inactivity};
 
 /// Why a request got no answer of the state machine.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub enum Failure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
     /// The master became inactive on this node.
-    Inactive(InactiveCause),
+    Inactive(Inactivity),
     /// The sweep found the master dead.
     Sweep,
 }

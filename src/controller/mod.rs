@@ -2,8 +2,8 @@
 //! `enableControllerInNamesrv=true` or standalone as `mqcontroller`): assigns broker ids, elects
 //! broker masters and tracks in-sync replicas, replicated over the controller peers with Raft.
 //!
-//! `state` is the replicated state machine (pure); `liveness` which brokers are alive (pure,
-//! per node); `raft` the replication (openraft: log, state machine, peer links). The
+//! The replicated state machine and the liveness table are the pure `namesrv-controller-core`
+//! crate; here `raft` replicates its events (openraft: log, state machine, peer links). The
 //! [`Controller`] actor runs on a thread of its own with openraft's tasks: it serves requests
 //! only as the leader whose first commit of its term is applied (`leader`), one write in
 //! flight (`writes`), and elects new masters when a master's connection closes or its
@@ -13,12 +13,10 @@ pub mod config;
 mod elections;
 mod figures;
 mod leader;
-pub mod liveness;
 pub mod messages;
 pub mod options;
 pub mod overview;
 pub mod raft;
-pub mod state;
 mod writes;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -32,8 +30,9 @@ use crate::logged_handler;
 use crate::mailbox::Mailbox;
 use crate::metrics::Metrics;
 use crate::notifier::NotifierHandle;
+use crate::origin::ConnId;
 use leader::RaftView;
-use liveness::LiveTable;
+use namesrv_controller_core::liveness::LiveTable;
 pub use options::ControllerOptions;
 use raft::log::{LogStore, StoreError};
 use raft::machine::Machine;
@@ -96,7 +95,7 @@ pub struct Controller {
     /// The log, until it is handed to openraft.
     log: Option<LogStore>,
     /// Which brokers are alive, as this node sees it.
-    live: LiveTable,
+    live: LiveTable<ConnId>,
     /// What Raft last said about this node.
     role: RaftView,
     /// The term this node leads and has its first commit applied in: it serves then only.

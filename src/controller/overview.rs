@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::state::decide::LiveView;
 use super::Controller;
 use crate::mailbox::Apply;
 use crate::origin::ConnId;
 use crate::request;
+use namesrv_controller_core::decide::LiveView;
 
 /// Asks the controller for its [`Overview`].
 #[derive(Debug)]

@@ -14,10 +14,10 @@ use tracing::{debug, warn};
 
 use super::figures::{election_result, request_cause};
 use super::messages::{Cause, Failure, Outcome, Submit};
-use super::state::decide::{decide, Answer, DecideOptions, Decision, Op};
-use super::state::{Applied, Command};
 use super::Controller;
 use crate::mailbox::Apply;
+use namesrv_controller_core::decide::{decide, Answer, DecideOptions, Decision, Op};
+use namesrv_controller_core::{Applied, Command};
 
 /// Something waiting for its turn.
 pub(super) enum Pending {

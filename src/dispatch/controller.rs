@@ -13,10 +13,8 @@ use std::sync::Arc;
 use tracing::warn;
 
 use super::Dispatcher;
-use crate::controller::liveness::{Beat, LiveKey, DEFAULT_TIMEOUT};
 use crate::controller::messages::{BrokerHeartbeat, ConnectionClosed, Failure, GetMetadata, Outcome, Submit};
 use crate::controller::raft::wire::{self, PeerHeader};
-use crate::controller::state::decide::{Answer, Op};
 use crate::controller::{ControllerHandle, SharedRaft};
 use crate::origin::{ConnId, Origin};
 use crate::protocol::controller::body::{decode_names, SyncStateSet};
@@ -26,6 +24,8 @@ use crate::protocol::controller::{ControllerRequestCode as Code, ControllerRespo
 use crate::protocol::header::HeaderError;
 use crate::protocol::{ExtFields, RemotingCommand, ResponseCode};
 use crate::ratelog::RateLimit;
+use namesrv_controller_core::decide::{Answer, Op};
+use namesrv_controller_core::liveness::{Beat, LiveKey, DEFAULT_TIMEOUT};
 
 /// What the controller listener's dispatcher fronts.
 #[derive(Clone)]

@@ -14,6 +14,7 @@
 
 use bytes::{Buf, BufMut, BytesMut};
 use thiserror::Error;
+#[cfg(feature = "codec")]
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::command::{RemotingCommand, SerializeType};
@@ -88,11 +89,11 @@ impl RemotingCodec {
     }
 }
 
-impl Decoder for RemotingCodec {
-    type Item = RemotingCommand;
-    type Error = CodecError;
-
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, CodecError> {
+impl RemotingCodec {
+    /// Takes the next whole frame off the front of `src` as a command; `None` until it has
+    /// arrived (room for it reserved, up to 64 KiB at a time). A bad length or header word is
+    /// an error as soon as its bytes are there.
+    pub fn decode_frame(&self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, CodecError> {
         if src.len() < 4 {
             return Ok(None);
         }
@@ -135,6 +136,17 @@ impl Decoder for RemotingCodec {
     }
 }
 
+#[cfg(feature = "codec")]
+impl Decoder for RemotingCodec {
+    type Item = RemotingCommand;
+    type Error = CodecError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, CodecError> {
+        self.decode_frame(src)
+    }
+}
+
+#[cfg(feature = "codec")]
 impl Encoder<RemotingCommand> for RemotingCodec {
     type Error = CodecError;
 

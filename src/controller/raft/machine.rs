@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use super::io::IoHandle;
 use super::log::StoreError;
 use super::{Peer, RaftTypes};
-use crate::controller::state::{Applied, ReplicaTables, COMMAND_FORMAT};
 use crate::persist::{exists, read_state_file};
+use namesrv_controller_core::{Applied, ReplicaTables, COMMAND_FORMAT};
 
 /// Largest snapshot file read back.
 const MAX_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
@@ -64,7 +64,7 @@ impl Machine {
             if file.format != COMMAND_FORMAT {
                 return Err(corrupt(format!("format {}, expected {COMMAND_FORMAT}", file.format)));
             }
-            file.tables.check().map_err(corrupt)?;
+            file.tables.check().map_err(|e| corrupt(e.to_string()))?;
             applier.tables = file.tables.clone();
             applier.last_applied = file.meta.last_log_id;
             applier.membership = file.meta.last_membership.clone();
@@ -156,8 +156,8 @@ impl RaftStateMachine<RaftTypes> for Machine {
         meta: &SnapshotMeta<u64, Peer>,
         snapshot: Box<ReplicaTables>,
     ) -> Result<(), StorageError<u64>> {
-        if let Err(reason) = snapshot.check() {
-            let error = std::io::Error::new(std::io::ErrorKind::InvalidData, reason);
+        if let Err(broken) = snapshot.check() {
+            let error = std::io::Error::new(std::io::ErrorKind::InvalidData, broken);
             return Err(StorageIOError::read_snapshot(Some(meta.signature()), &error).into());
         }
         self.persist(meta, &snapshot).await?;

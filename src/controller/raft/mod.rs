@@ -17,7 +17,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::state::{Applied, Command, ReplicaTables};
+use namesrv_controller_core::{Applied, Command, ReplicaTables};
 
 /// A controller peer: its Java id (`n0`) and its controller address.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

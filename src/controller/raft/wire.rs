@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::{Peer, Raft, RaftTypes};
-use crate::controller::state::ReplicaTables;
 use crate::protocol::controller::ControllerRequestCode as Code;
 use crate::protocol::{ExtFields, RemotingCommand};
+use namesrv_controller_core::ReplicaTables;
 
 /// Who sends a peer frame to whom, in which Raft group.
 #[derive(Debug, Clone, PartialEq, Eq)]

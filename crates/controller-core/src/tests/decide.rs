@@ -4,9 +4,9 @@
 use namesrv_protocol::controller::body::SyncStateSet;
 use namesrv_protocol::controller::ControllerResponseCode as Code;
 
-use super::super::decide::{decide, Answer, DecideOptions, Op, Refusal};
-use super::super::{Event, ReplicaTables};
+use crate::decide::{decide, Answer, DecideOptions, Op, Refusal};
 use super::{elect, group_of, run, Alive};
+use crate::{Event, ReplicaTables};
 
 fn code(answer: &Result<Answer, Refusal>) -> Option<Code> {
     answer.as_ref().err().map(|r| r.code)

@@ -5,7 +5,7 @@ use namesrv_protocol::controller::body::{BrokerReplicasInfo, ElectMasterResponse
 use namesrv_protocol::controller::response::MasterFields;
 use namesrv_protocol::controller::ControllerResponseCode as Code;
 
-use super::Event;
+use crate::Event;
 
 /// What a broker's heartbeats said about it, as the policy orders candidates by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,22 +1,13 @@
-//! The controller's replicated state: per broker group its replicas and who masters it at which
-//! epochs (Java's `BrokerReplicaInfo` and `SyncStateInfo`, kept as one [`Group`] so the two can
-//! never disagree). Pure: no actix, no I/O, no clock. Only [`ReplicaTables::apply`] changes it;
-//! what a request decides is in `decide` (elections in `elect`, in-sync set changes and
-//! cleaning in `alter`), the events in `event`.
-
-mod alter;
-pub mod decide;
-pub mod decision;
-pub mod elect;
-pub mod event;
-#[cfg(test)]
-mod tests;
+//! The replicated tables: per broker group its replicas and who masters it at which epochs
+//! (Java's `BrokerReplicaInfo` and `SyncStateInfo`, kept as one [`Group`] so the two can never
+//! disagree). Only [`ReplicaTables::apply`] changes them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
-pub use event::{Applied, Command, Event, COMMAND_FORMAT};
+use crate::event::{Applied, Event};
 
 /// Java's `MixAll.FIRST_BROKER_CONTROLLER_ID`: the id the first broker of a group takes.
 pub const FIRST_BROKER_ID: i64 = 1;
@@ -103,27 +94,51 @@ impl Group {
     /// What must hold of every group, whatever was applied: the master is an in-sync replica,
     /// the in-sync set holds registered replicas only, epochs are not negative, ids are at
     /// least 1 and below the next id offered. Checked on snapshots loaded from disk or a peer.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Broken> {
         if self.master_epoch < 0 || self.sync_epoch < 0 {
-            return Err(format!("negative epoch ({}, {})", self.master_epoch, self.sync_epoch));
+            return Err(Broken::NegativeEpoch { master: self.master_epoch, sync: self.sync_epoch });
         }
-        if let Some(m) = self.master {
-            if !self.sync_set.contains(&m) {
-                return Err(format!("master {m} not in the sync state set"));
-            }
+        if let Some(m) = self.master.filter(|m| !self.sync_set.contains(m)) {
+            return Err(Broken::MasterNotInSync(m));
         }
         if let Some(id) = self.sync_set.iter().find(|id| !self.replicas.contains_key(id)) {
-            return Err(format!("in-sync id {id} is no replica"));
+            return Err(Broken::InSyncNotReplica(*id));
         }
-        match self.replicas.keys().next_back() {
-            Some(max)
-                if *self.replicas.keys().next().unwrap_or(max) < FIRST_BROKER_ID || *max >= self.next_broker_id =>
-            {
-                Err(format!("replica ids out of range 1..{}", self.next_broker_id))
+        match (self.replicas.keys().next(), self.replicas.keys().next_back()) {
+            (Some(min), Some(max)) if *min < FIRST_BROKER_ID || *max >= self.next_broker_id => {
+                Err(Broken::IdsOutOfRange { next: self.next_broker_id })
             }
             _ => Ok(()),
         }
     }
+}
+
+/// What is wrong with a group that no sequence of applied events can produce (a snapshot from
+/// disk or a peer that is damaged or forged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum Broken {
+    /// An epoch below zero.
+    #[error("negative epoch ({master}, {sync})")]
+    NegativeEpoch { master: i32, sync: i32 },
+    /// The master is not in the in-sync set.
+    #[error("master {0} not in the sync state set")]
+    MasterNotInSync(i64),
+    /// An in-sync id that is no replica.
+    #[error("in-sync id {0} is no replica")]
+    InSyncNotReplica(i64),
+    /// A replica id below 1 or not below the next id offered.
+    #[error("replica ids out of range 1..{next}")]
+    IdsOutOfRange { next: i64 },
+}
+
+/// A broken group, by name: what [`ReplicaTables::check`] finds first.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("group {name}: {broken}")]
+pub struct BrokenGroup {
+    /// The group's broker name.
+    pub name: String,
+    /// What is wrong with it.
+    pub broken: Broken,
 }
 
 /// Every broker group by name: the replicated state machine of the controller.
@@ -154,8 +169,10 @@ impl ReplicaTables {
     }
 
     /// [`Group::check`] of every group, naming the first that fails.
-    pub fn check(&self) -> Result<(), String> {
-        self.groups.iter().try_for_each(|(name, g)| g.check().map_err(|e| format!("group {name}: {e}")))
+    pub fn check(&self) -> Result<(), BrokenGroup> {
+        self.groups
+            .iter()
+            .try_for_each(|(name, g)| g.check().map_err(|broken| BrokenGroup { name: name.clone(), broken }))
     }
 
     /// Applies one committed event (Java's `ReplicasInfoManager.applyEvent`); an event whose

@@ -6,10 +6,10 @@ use namesrv_protocol::controller::body::{BrokerReplicasInfo, ReplicaIdentity, Re
 use namesrv_protocol::controller::response::MasterFields;
 use namesrv_protocol::controller::ControllerResponseCode as Code;
 
-use super::alter::{alter_sync_state_set, clean_broker_data};
-pub use super::decision::{Answer, DecideOptions, Decision, LiveFacts, LiveView, Refusal};
-use super::elect::elect_master;
-use super::{Event, Group, ReplicaTables, FIRST_BROKER_ID};
+use crate::alter::{alter_sync_state_set, clean_broker_data};
+pub use crate::decision::{Answer, DecideOptions, Decision, LiveFacts, LiveView, Refusal};
+use crate::elect::elect_master;
+use crate::{Event, Group, ReplicaTables, FIRST_BROKER_ID};
 
 /// A request to the controller's state, as a domain value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,7 +159,7 @@ pub fn sync_state_data(tables: &ReplicaTables, names: &[String], live: &dyn Live
     let mut info = BrokerReplicasInfo::default();
     for name in names {
         let Some(g) = tables.group(name) else { continue };
-        let identity = |(id, replica): (&i64, &super::Replica)| ReplicaIdentity {
+        let identity = |(id, replica): (&i64, &crate::Replica)| ReplicaIdentity {
             broker_name: name.clone(),
             broker_id: *id,
             broker_address: replica.address.clone(),

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use namesrv_protocol::controller::body::SyncStateSet;
 use namesrv_protocol::controller::ControllerResponseCode as Code;
 
-use super::decision::{Answer, Decision, LiveView};
-use super::{Event, Group, ReplicaTables};
+use crate::decision::{Answer, Decision, LiveView};
+use crate::{Event, Group, ReplicaTables};
 
 const REJECT: &str = "Rejecting alter syncStateSet request because";
 

@@ -1,15 +1,15 @@
-//! Which brokers are alive, as this node sees it (Java's `DefaultBrokerHeartbeatManager`, kept
-//! per node as with DLedger: brokers heartbeat every controller). Pure, takes `now`: a broker
-//! is alive until its own `heartbeatTimeoutMills` passes without a heartbeat, or at once not when
-//! the connection it heartbeats over closes. Deadlines sit in a heap, so the actor wakes when the
-//! next one falls due instead of scanning. The table is bounded.
+//! Which brokers are alive, as one controller peer sees it (Java's
+//! `DefaultBrokerHeartbeatManager`, kept per peer as with DLedger: brokers heartbeat every
+//! controller). Pure, takes `now`: a broker is alive until its own `heartbeatTimeoutMills` passes
+//! without a heartbeat, or at once not when the channel it heartbeats over closes. Deadlines sit
+//! in a heap, so the caller wakes when the next one falls due instead of scanning. The table is
+//! bounded. A channel is whatever the caller names its connections by (`C`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::{Duration, Instant};
 
-use super::state::decide::{LiveFacts, LiveView};
-use crate::origin::ConnId;
+use crate::decision::{LiveFacts, LiveView};
 
 /// Java's `controllerHeartBeatTimeoutMills` default, for heartbeats that carry none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,13 +34,13 @@ pub struct Beat {
     pub priority: i32,
 }
 
-/// What the table knows of one alive broker.
+/// What the table knows of one alive broker, whose heartbeats come over channels named `C`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveEntry {
+pub struct LiveEntry<C> {
     /// Its address, from its last heartbeat.
     pub addr: String,
-    /// The connection its last heartbeat came over.
-    pub conn: ConnId,
+    /// The channel its last heartbeat came over.
+    pub conn: C,
     /// When its last heartbeat came.
     pub last: Instant,
     /// How long it stays alive after a heartbeat.
@@ -55,19 +55,19 @@ pub struct LiveEntry {
 
 /// Why a broker stopped being alive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
-    /// The connection its heartbeats came over closed.
+pub enum Inactivity {
+    /// The channel its heartbeats came over closed.
     ConnectionClosed,
     /// Its heartbeat timeout passed (a dead or hung broker, apache/rocketmq#10416).
     HeartbeatTimeout,
 }
 
-impl Cause {
+impl Inactivity {
     /// The cause as logs and metrics name it.
     pub fn name(self) -> &'static str {
         match self {
-            Cause::ConnectionClosed => "connection_closed",
-            Cause::HeartbeatTimeout => "heartbeat_timeout",
+            Inactivity::ConnectionClosed => "connection_closed",
+            Inactivity::HeartbeatTimeout => "heartbeat_timeout",
         }
     }
 }
@@ -79,16 +79,19 @@ pub struct Full {
     pub max: usize,
 }
 
+/// A broker that stopped being alive, with what the table knew of it.
+pub type Gone<C> = (LiveKey, LiveEntry<C>);
+
 /// The alive brokers and their deadlines.
 #[derive(Debug)]
-pub struct LiveTable {
-    entries: HashMap<LiveKey, LiveEntry>,
+pub struct LiveTable<C> {
+    entries: HashMap<LiveKey, LiveEntry<C>>,
     deadlines: BinaryHeap<Reverse<(Instant, LiveKey, u64)>>,
     max_entries: usize,
     next_generation: u64,
 }
 
-impl LiveTable {
+impl<C: Copy + Eq> LiveTable<C> {
     /// An empty table holding at most `max_entries` brokers.
     pub fn new(max_entries: usize) -> Self {
         LiveTable { entries: HashMap::new(), deadlines: BinaryHeap::new(), max_entries, next_generation: 0 }
@@ -98,7 +101,7 @@ impl LiveTable {
     /// (Java keeps the first, so a stale close would evict a healthy broker: apache/rocketmq#11045);
     /// epoch and offsets only move forward (Java's rule: a higher epoch, or the same with a
     /// higher max offset).
-    pub fn heartbeat(&mut self, beat: Beat, conn: ConnId, now: Instant) -> Result<(), Full> {
+    pub fn heartbeat(&mut self, beat: Beat, conn: C, now: Instant) -> Result<(), Full> {
         if !self.entries.contains_key(&beat.key) && self.entries.len() >= self.max_entries {
             return Err(Full { max: self.max_entries });
         }
@@ -131,13 +134,13 @@ impl LiveTable {
     }
 
     /// Forgets every broker whose last heartbeat came over `conn`, and says which.
-    pub fn connection_closed(&mut self, conn: ConnId) -> Vec<(LiveKey, LiveEntry)> {
+    pub fn connection_closed(&mut self, conn: C) -> Vec<Gone<C>> {
         let keys: Vec<LiveKey> = self.entries.iter().filter(|(_, e)| e.conn == conn).map(|(k, _)| k.clone()).collect();
         keys.into_iter().filter_map(|k| self.entries.remove(&k).map(|e| (k, e))).collect()
     }
 
     /// Forgets every broker whose deadline passed by `now`, and says which.
-    pub fn expire(&mut self, now: Instant) -> Vec<(LiveKey, LiveEntry)> {
+    pub fn expire(&mut self, now: Instant) -> Vec<Gone<C>> {
         let mut gone = Vec::new();
         while let Some(Reverse((deadline, _, _))) = self.deadlines.peek() {
             if *deadline > now {
@@ -159,12 +162,12 @@ impl LiveTable {
     }
 
     /// The entry of `key`, if that broker is alive at `now`.
-    pub fn get(&self, key: &LiveKey, now: Instant) -> Option<&LiveEntry> {
+    pub fn get(&self, key: &LiveKey, now: Instant) -> Option<&LiveEntry<C>> {
         self.entries.get(key).filter(|e| e.last + e.timeout >= now)
     }
 
     /// Every entry, whether or not its deadline has been acted on yet.
-    pub fn entries(&self) -> impl Iterator<Item = (&LiveKey, &LiveEntry)> {
+    pub fn entries(&self) -> impl Iterator<Item = (&LiveKey, &LiveEntry<C>)> {
         self.entries.iter()
     }
 
@@ -184,7 +187,7 @@ impl LiveTable {
     }
 
     /// The table as elections see it at `now`.
-    pub fn at(&self, now: Instant) -> LiveAt<'_> {
+    pub fn at(&self, now: Instant) -> LiveAt<'_, C> {
         LiveAt { table: self, now }
     }
 
@@ -195,12 +198,12 @@ impl LiveTable {
 }
 
 /// The table at one instant: what decisions are made with.
-pub struct LiveAt<'a> {
-    table: &'a LiveTable,
+pub struct LiveAt<'a, C> {
+    table: &'a LiveTable<C>,
     now: Instant,
 }
 
-impl LiveView for LiveAt<'_> {
+impl<C: Copy + Eq> LiveView for LiveAt<'_, C> {
     fn live(&self, cluster: &str, name: &str, id: i64) -> Option<LiveFacts> {
         let key = LiveKey { cluster: cluster.to_owned(), name: name.to_owned(), id };
         self.table.get(&key, self.now).map(|e| e.facts)
@@ -210,6 +213,10 @@ impl LiveView for LiveAt<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A channel, as the tests name them.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Ch(u64);
 
     fn beat(id: i64, epoch: i32, max_offset: i64, timeout_ms: u64) -> Beat {
         Beat {
@@ -225,20 +232,20 @@ mod tests {
 
     #[test]
     fn epochs_and_offsets_only_move_forward() {
-        let (mut t, now) = (LiveTable::new(10), Instant::now());
-        t.heartbeat(beat(1, 2, 50, 100), ConnId(1), now).unwrap();
-        t.heartbeat(beat(1, 1, 99, 100), ConnId(1), now).unwrap();
+        let (mut t, now) = (LiveTable::<Ch>::new(10), Instant::now());
+        t.heartbeat(beat(1, 2, 50, 100), Ch(1), now).unwrap();
+        t.heartbeat(beat(1, 1, 99, 100), Ch(1), now).unwrap();
         assert_eq!(t.at(now).live("c", "cb", 1).map(|f| (f.epoch, f.max_offset)), Some((2, 50)));
-        t.heartbeat(beat(1, 2, 60, 100), ConnId(1), now).unwrap();
+        t.heartbeat(beat(1, 2, 60, 100), Ch(1), now).unwrap();
         assert_eq!(t.at(now).live("c", "cb", 1).map(|f| f.max_offset), Some(60));
         assert_eq!(t.at(now).live("x", "cb", 1), None);
     }
 
     #[test]
     fn a_deadline_fires_once_and_only_for_the_last_heartbeat() {
-        let (mut t, start) = (LiveTable::new(10), Instant::now());
-        t.heartbeat(beat(1, 0, 0, 100), ConnId(1), start).unwrap();
-        t.heartbeat(beat(1, 0, 0, 100), ConnId(1), start + Duration::from_millis(80)).unwrap();
+        let (mut t, start) = (LiveTable::<Ch>::new(10), Instant::now());
+        t.heartbeat(beat(1, 0, 0, 100), Ch(1), start).unwrap();
+        t.heartbeat(beat(1, 0, 0, 100), Ch(1), start + Duration::from_millis(80)).unwrap();
         assert!(t.expire(start + Duration::from_millis(150)).is_empty(), "renewed at 80 ms");
         assert!(t.at(start + Duration::from_millis(150)).live("c", "cb", 1).is_some());
         assert_eq!(t.next_deadline(), Some(start + Duration::from_millis(180)));
@@ -250,24 +257,24 @@ mod tests {
 
     #[test]
     fn a_close_removes_only_brokers_whose_last_heartbeat_came_over_it() {
-        let (mut t, now) = (LiveTable::new(10), Instant::now());
-        t.heartbeat(beat(1, 0, 0, 100), ConnId(1), now).unwrap();
-        t.heartbeat(beat(2, 0, 0, 100), ConnId(2), now).unwrap();
-        t.heartbeat(beat(1, 0, 0, 100), ConnId(3), now).unwrap();
-        assert!(t.connection_closed(ConnId(1)).is_empty(), "broker 1 moved to connection 3 (#11045)");
-        let gone = t.connection_closed(ConnId(2));
+        let (mut t, now) = (LiveTable::<Ch>::new(10), Instant::now());
+        t.heartbeat(beat(1, 0, 0, 100), Ch(1), now).unwrap();
+        t.heartbeat(beat(2, 0, 0, 100), Ch(2), now).unwrap();
+        t.heartbeat(beat(1, 0, 0, 100), Ch(3), now).unwrap();
+        assert!(t.connection_closed(Ch(1)).is_empty(), "broker 1 moved to connection 3 (#11045)");
+        let gone = t.connection_closed(Ch(2));
         assert_eq!(gone.iter().map(|(k, _)| k.id).collect::<Vec<_>>(), [2]);
         assert_eq!(t.len(), 1);
     }
 
     #[test]
     fn the_table_is_bounded_and_its_heap_stays_small() {
-        let (mut t, now) = (LiveTable::new(2), Instant::now());
-        t.heartbeat(beat(1, 0, 0, 100), ConnId(1), now).unwrap();
-        t.heartbeat(beat(2, 0, 0, 100), ConnId(1), now).unwrap();
-        assert_eq!(t.heartbeat(beat(3, 0, 0, 100), ConnId(1), now), Err(Full { max: 2 }));
+        let (mut t, now) = (LiveTable::<Ch>::new(2), Instant::now());
+        t.heartbeat(beat(1, 0, 0, 100), Ch(1), now).unwrap();
+        t.heartbeat(beat(2, 0, 0, 100), Ch(1), now).unwrap();
+        assert_eq!(t.heartbeat(beat(3, 0, 0, 100), Ch(1), now), Err(Full { max: 2 }));
         for _ in 0..1000 {
-            t.heartbeat(beat(1, 0, 0, 100), ConnId(1), now).unwrap();
+            t.heartbeat(beat(1, 0, 0, 100), Ch(1), now).unwrap();
         }
         assert!(t.deadlines.len() <= 4 * 2 + 64 + 1, "{}", t.deadlines.len());
         assert_eq!(t.longest_timeout(), Some(Duration::from_millis(100)));

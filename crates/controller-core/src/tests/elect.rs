@@ -1,8 +1,8 @@
 //! The election policy's order: epoch, then max offset, then priority, then id; no overflow on
 //! offsets far apart (apache/rocketmq#10578).
 
-use super::super::elect::pick;
-use super::super::Event;
+use crate::elect::pick;
+use crate::Event;
 use super::{group_of, Alive};
 
 fn in_sync(ids: &[i64]) -> super::ReplicaTables {

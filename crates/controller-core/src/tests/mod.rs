@@ -7,9 +7,9 @@ mod properties;
 
 use std::collections::BTreeMap;
 
-use super::decide::{decide, Answer, DecideOptions, Decision, Op};
-use super::decision::{LiveFacts, LiveView};
-use super::{Applied, ReplicaTables};
+use crate::decide::{decide, Answer, DecideOptions, Decision, Op};
+use crate::decision::{LiveFacts, LiveView};
+use crate::{Applied, ReplicaTables};
 
 /// A liveness view made by hand: alive brokers by (cluster, name, id).
 #[derive(Debug, Default, Clone)]

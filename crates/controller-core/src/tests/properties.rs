@@ -11,9 +11,9 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
 
-use super::super::decide::{decide, DecideOptions, Op};
-use super::super::{Applied, ReplicaTables};
 use super::Alive;
+use crate::decide::{decide, DecideOptions, Op};
+use crate::{Applied, ReplicaTables};
 
 const NAMES: [&str; 2] = ["g1", "g2"];
 

@@ -12,8 +12,8 @@ use namesrv_protocol::controller::body::{ElectMasterResponseBody, MemberGroup};
 use namesrv_protocol::controller::response::MasterFields;
 use namesrv_protocol::controller::ControllerResponseCode as Code;
 
-use super::decision::{Answer, Decision, LiveFacts, LiveView, Refusal};
-use super::{Event, Group, ReplicaTables};
+use crate::decision::{Answer, Decision, LiveFacts, LiveView, Refusal};
+use crate::{Event, Group, ReplicaTables};
 
 /// Picks the new master of `group` (named `name`), or `None` when no candidate qualifies.
 /// `prefer` is an admin's designated broker: it or nobody, tier by tier.
