@@ -24,7 +24,7 @@ const MIN_TICK: Duration = Duration::from_millis(10);
 
 /// Why the reload function runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
+pub enum ReloadCause {
     /// A watched file changed (modification time, size, inode or content).
     Changed,
     /// A reload was requested (SIGHUP).
@@ -96,7 +96,7 @@ pub fn spawn(
     name: &str,
     paths: Vec<PathBuf>,
     timing: Timing,
-    reload: impl FnMut(Cause) + Send + 'static,
+    reload: impl FnMut(ReloadCause) + Send + 'static,
 ) -> io::Result<Poke> {
     let (tx, rx) = sync_channel(1);
     let loaded = fingerprint(&paths);
@@ -124,7 +124,7 @@ struct Watch {
 }
 
 impl Watch {
-    fn run(mut self, rx: &Receiver<()>, mut reload: impl FnMut(Cause)) {
+    fn run(mut self, rx: &Receiver<()>, mut reload: impl FnMut(ReloadCause)) {
         loop {
             let pending = self.requested || self.seen != self.loaded;
             let next = match self.wait(pending) {
@@ -156,7 +156,7 @@ impl Watch {
     /// Looks at the files; says why to reload when a change or a request is due and the files
     /// have settled (unchanged since the last look, and for `settle`), or it has waited
     /// `max_settle` whatever the files do.
-    fn look(&mut self) -> Option<Cause> {
+    fn look(&mut self) -> Option<ReloadCause> {
         let now = fingerprint(&self.paths);
         let changed = now != self.seen;
         if changed {
@@ -173,7 +173,7 @@ impl Watch {
         if !settled && waited < self.timing.max_settle {
             return None;
         }
-        let cause = if self.requested { Cause::Requested } else { Cause::Changed };
+        let cause = if self.requested { ReloadCause::Requested } else { ReloadCause::Changed };
         self.requested = false;
         self.pending_since = None;
         self.loaded = self.seen.clone();
@@ -201,10 +201,10 @@ mod tests {
         .unwrap();
         assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "nothing changed");
         std::fs::write(&file, "two, longer").unwrap();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(Cause::Changed));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(ReloadCause::Changed));
         assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "one reload per change");
         poke.poke();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(Cause::Requested));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(ReloadCause::Requested));
         drop(poke);
         assert!(rx.recv_timeout(Duration::from_secs(5)).is_err(), "the thread ends with its poke");
     }
@@ -233,7 +233,7 @@ mod tests {
         poke.poke();
         let (cause, text) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         assert!(done.elapsed() >= timing.settle, "loaded {:?} after the last write", done.elapsed());
-        assert_eq!((cause, text.as_str()), (Cause::Requested, "first half, second half"));
+        assert_eq!((cause, text.as_str()), (ReloadCause::Requested, "first half, second half"));
         assert!(rx.recv_timeout(Duration::from_millis(100)).is_err(), "loaded once");
     }
 }

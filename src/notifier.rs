@@ -86,9 +86,9 @@ struct Budget {
 }
 
 /// One notification under way; the count goes down when it is dropped.
-struct InFlight(Arc<AtomicUsize>);
+struct Sending(Arc<AtomicUsize>);
 
-impl Drop for InFlight {
+impl Drop for Sending {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -106,10 +106,10 @@ impl Budget {
 
     /// A place for one more notification, or `None` (and a rate-limited warning) when the
     /// limits are reached.
-    fn start(&self, target: &str) -> Option<InFlight> {
+    fn start(&self, target: &str) -> Option<Sending> {
         if self.in_flight.load(Ordering::Relaxed) < self.limits.max_in_flight && self.rate.admit().is_some() {
             self.in_flight.fetch_add(1, Ordering::Relaxed);
-            return Some(InFlight(self.in_flight.clone()));
+            return Some(Sending(self.in_flight.clone()));
         }
         if let Some(suppressed) = self.warn.admit() {
             warn!(
@@ -230,7 +230,7 @@ impl Notifier {
         &mut self,
         target: String,
         mut request: RemotingCommand,
-        in_flight: InFlight,
+        in_flight: Sending,
         timeout: Duration,
         what: &'static str,
     ) -> Option<tokio::task::JoinHandle<()>> {

@@ -26,7 +26,7 @@ use arc_swap::ArcSwap;
 use thiserror::Error;
 use tracing::{error, info, warn};
 
-use crate::filewatch::{self, Cause, Poke, Timing};
+use crate::filewatch::{self, Poke, ReloadCause, Timing};
 use crate::metrics::Metrics;
 use crate::origin::Origin;
 use crate::protocol::signature::{SessionCredentials, ACCESS_KEY};
@@ -124,7 +124,7 @@ impl Acl {
             counted.security_reload("accounts", loaded.is_ok());
             match loaded {
                 Ok(accounts) => {
-                    let requested = cause == Cause::Requested;
+                    let requested = cause == ReloadCause::Requested;
                     let count = accounts.len();
                     table.store(Arc::new(accounts));
                     info!(file = %shown_path, accounts = count, requested, "accounts reloaded");

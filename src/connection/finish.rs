@@ -10,7 +10,7 @@ use tracing::{debug, warn};
 
 use super::writer::Outbox;
 use super::Connection;
-use crate::dispatch::route::{InFlight, Reply};
+use crate::dispatch::route::{Outstanding, Reply};
 use crate::metrics::requests::RequestTally;
 use crate::metrics::{controller_code_name, Listener};
 use crate::protocol::controller::ControllerRequestCode;
@@ -24,7 +24,7 @@ impl Connection {
     /// slow-request and debug lines) and queues its reply, if it has one.
     pub(super) fn finish(
         &mut self,
-        flight: InFlight,
+        flight: Outstanding,
         reply: Reply,
         now: Instant,
         tally: Option<&mut RequestTally>,
@@ -77,14 +77,14 @@ impl Connection {
 
     /// The slow-request line of a request handled in `elapsed`, and its debug line while
     /// debug lines are on (at most `DEBUG_LINES_PER_SECOND` a second, see [`crate::ratelog`]).
-    fn log_handled(&self, flight: &InFlight, response_code: Option<i32>, elapsed: Duration) {
+    fn log_handled(&self, flight: &Outstanding, response_code: Option<i32>, elapsed: Duration) {
         let slow = elapsed >= self.context.slow_request;
         let debug = tracing::enabled!(tracing::Level::DEBUG);
         if !slow && !debug {
             return;
         }
         let _entered = self.span.clone().entered();
-        let InFlight { code, depth_met, ref topic, header, .. } = *flight;
+        let Outstanding { code, depth_met, ref topic, header, .. } = *flight;
         let header = header.name();
         let msg = match self.listener() {
             Listener::Namesrv => RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name),

@@ -9,7 +9,7 @@ use actix::prelude::*;
 
 use super::Connection;
 use crate::dispatch::batch::Answer;
-use crate::dispatch::route::{InFlight, RouteFrame, ROUTE};
+use crate::dispatch::route::{Outstanding, RouteFrame, ROUTE};
 use crate::registry::route_answer::RouteQuery;
 
 impl Connection {
@@ -23,7 +23,7 @@ impl Connection {
 
     /// Sends a route query down the route lane, its topic noted for the debug line while that
     /// line is enabled.
-    pub(super) fn route(&mut self, query: RouteQuery, mut flight: InFlight) {
+    pub(super) fn route(&mut self, query: RouteQuery, mut flight: Outstanding) {
         if tracing::enabled!(tracing::Level::DEBUG) {
             flight.topic = query.topic.as_deref().map(str::to_owned);
         }

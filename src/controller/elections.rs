@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use tracing::{info, warn};
 
-use super::messages::{BrokerHeartbeat, Cause, ConnectionClosed, Failure, Outcome};
+use super::messages::{BrokerHeartbeat, ChannelClosed, ElectionCause, Failure, Outcome};
 use super::writes::Pending;
 use super::Controller;
 use crate::mailbox::Apply;
@@ -33,7 +33,7 @@ pub(super) struct Wake;
 pub(super) struct RetryElection {
     name: String,
     attempt: u32,
-    cause: Cause,
+    cause: ElectionCause,
     since: Instant,
 }
 
@@ -56,7 +56,7 @@ impl Apply<Controller> for BrokerHeartbeat {
     }
 }
 
-impl Apply<Controller> for ConnectionClosed {
+impl Apply<Controller> for ChannelClosed {
     fn apply(self, controller: &mut Controller) {
         let gone = controller.live.connection_closed(self.conn);
         controller.inactive(gone, Inactivity::ConnectionClosed);
@@ -119,8 +119,8 @@ impl Controller {
             };
             if is_master && self.serving(now) {
                 // Kept for the election that follows, now or (still warming up) at a sweep.
-                self.lost.insert(key.name.clone(), (Cause::Inactive(cause), now));
-                self.trigger_election(&key.name, Cause::Inactive(cause));
+                self.lost.insert(key.name.clone(), (ElectionCause::Inactive(cause), now));
+                self.trigger_election(&key.name, ElectionCause::Inactive(cause));
             }
         }
     }
@@ -147,14 +147,14 @@ impl Controller {
                 .collect()
         };
         for name in names {
-            self.trigger_election(&name, Cause::Sweep);
+            self.trigger_election(&name, ElectionCause::Sweep);
         }
     }
 
     /// Queues an election of group `name` by the controller, once per group at a time, on the
     /// serving leader that has had time to hear every broker's heartbeat. Its cause and start
     /// are the master's loss when this node saw it.
-    fn trigger_election(&mut self, name: &str, cause: Cause) {
+    fn trigger_election(&mut self, name: &str, cause: ElectionCause) {
         let now = Instant::now();
         let (cause, since) = self.lost.get(name).copied().unwrap_or((cause, now));
         let warm_after = self.live.longest_timeout().unwrap_or(DEFAULT_TIMEOUT);
@@ -168,7 +168,14 @@ impl Controller {
 
     /// A controller-triggered election (of a master lost at `since`) ended with `outcome`; a
     /// write that failed is tried again, and only the last try is counted.
-    pub(super) fn election_done(&mut self, name: String, attempt: u32, cause: Cause, since: Instant, outcome: Outcome) {
+    pub(super) fn election_done(
+        &mut self,
+        name: String,
+        attempt: u32,
+        cause: ElectionCause,
+        since: Instant,
+        outcome: Outcome,
+    ) {
         match &outcome {
             Ok(Answer::Elected { master, body }) => {
                 info!(broker = %name, master = ?master.master_broker_id, epoch = ?master.master_epoch, cause = ?cause, "controller: new master elected");

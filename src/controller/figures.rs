@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::messages::{Cause, Failure, Outcome};
+use super::messages::{ElectionCause, Failure, Outcome};
 use super::Controller;
 use crate::metrics::elections::GroupFigure;
 use crate::protocol::controller::ControllerResponseCode as Code;
@@ -36,7 +36,7 @@ pub(super) fn request_cause(requester: i64, designate: bool) -> &'static str {
 impl Controller {
     /// Counts an election the controller started for `cause` at `since`, ended with `outcome`
     /// (the failover time too, when a new master was elected and told).
-    pub(super) fn count_election(&self, cause: Cause, since: Instant, outcome: &Outcome) {
+    pub(super) fn count_election(&self, cause: ElectionCause, since: Instant, outcome: &Outcome) {
         let figures = &self.metrics.controller.elections;
         let result = election_result(outcome);
         figures.election(cause.name(), result);

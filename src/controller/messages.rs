@@ -37,19 +37,19 @@ pub enum Failure {
 
 /// Why the controller started an election.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
+pub enum ElectionCause {
     /// The master became inactive on this node.
     Inactive(Inactivity),
     /// The sweep found the master dead.
     Sweep,
 }
 
-impl Cause {
+impl ElectionCause {
     /// The cause as logs and metrics name it.
     pub fn name(self) -> &'static str {
         match self {
-            Cause::Inactive(inactive) => inactive.name(),
-            Cause::Sweep => "sweep",
+            ElectionCause::Inactive(inactive) => inactive.name(),
+            ElectionCause::Sweep => "sweep",
         }
     }
 }
@@ -76,10 +76,10 @@ request!(BrokerHeartbeat, ());
 
 /// A controller connection closed: brokers whose heartbeats came over it are inactive at once.
 #[derive(Debug)]
-pub struct ConnectionClosed {
+pub struct ChannelClosed {
     pub conn: ConnId,
 }
-request!(ConnectionClosed, ());
+request!(ChannelClosed, ());
 
 /// CONTROLLER_GET_METADATA_INFO: who leads, as this node knows it.
 #[derive(Debug)]

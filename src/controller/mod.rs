@@ -38,7 +38,7 @@ use raft::log::{LogStore, StoreError};
 use raft::machine::Machine;
 use raft::network::{PeerNet, PeerSecurity};
 use raft::Raft;
-use writes::{InFlight, Pending};
+use writes::{Committing, Pending};
 
 /// The controller's address, counting queued messages.
 pub type ControllerHandle = Mailbox<Controller>;
@@ -105,11 +105,11 @@ pub struct Controller {
     /// Requests and elections waiting for their turn.
     queue: VecDeque<Pending>,
     /// The write being committed.
-    in_flight: Option<InFlight>,
+    in_flight: Option<Committing>,
     /// Groups with a controller-triggered election queued or under way.
     electing: HashSet<String>,
     /// Groups whose master this serving node saw go, why and when (until an election ends).
-    lost: HashMap<String, (messages::Cause, Instant)>,
+    lost: HashMap<String, (messages::ElectionCause, Instant)>,
     /// When this node started: no controller-triggered election before it has heard every broker.
     started_at: Instant,
     /// Sends NOTIFY_BROKER_ROLE_CHANGED.

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
 use super::figures::{election_result, request_cause};
-use super::messages::{Cause, Failure, Outcome, Submit};
+use super::messages::{ElectionCause, Failure, Outcome, Submit};
 use super::Controller;
 use crate::mailbox::Apply;
 use namesrv_controller_core::decide::{decide, Answer, DecideOptions, Decision, Op};
@@ -24,11 +24,11 @@ pub(super) enum Pending {
     /// A request from a connection, answered through `reply`.
     Request { op: Op, reply: oneshot::Sender<Outcome> },
     /// An election the controller starts for a group whose master went away (at `since`).
-    Elect { name: String, attempt: u32, cause: Cause, since: Instant },
+    Elect { name: String, attempt: u32, cause: ElectionCause, since: Instant },
 }
 
 /// The write being committed: what waits for it, and the answer it gives once applied.
-pub(super) struct InFlight {
+pub(super) struct Committing {
     pending: Pending,
     answer: Result<Answer, Failure>,
 }
@@ -81,7 +81,7 @@ impl Controller {
                 continue;
             };
             debug!(group = %event.broker_name(), "committing controller event");
-            self.in_flight = Some(InFlight { pending, answer });
+            self.in_flight = Some(Committing { pending, answer });
             let wait = self.options.write_timeout;
             let (leader, term) = (self.options.self_name.clone(), self.role.term);
             actix::spawn(async move {
@@ -130,7 +130,7 @@ impl Handler<WriteDone> for Controller {
     type Result = ();
 
     fn handle(&mut self, msg: WriteDone, _: &mut Context<Self>) {
-        let Some(InFlight { pending, answer }) = self.in_flight.take() else { return };
+        let Some(Committing { pending, answer }) = self.in_flight.take() else { return };
         let outcome = match msg.0 {
             Ok(applied) if applied.iter().all(|a| *a == Applied::Done) => answer,
             Ok(_) => {

@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Waker};
 use actix::MailboxError;
 use futures_core::Stream;
 
-use super::route::InFlight;
+use super::route::Outstanding;
 use crate::origin::ConnId;
 use crate::registry::messages::RouteBatch;
 use crate::registry::route_answer::{RouteAnswer, RouteQuery, SharedBody};
@@ -26,7 +26,7 @@ use crate::registry::RegistryHandle;
 pub type Routed = Result<RouteAnswer<SharedBody>, MailboxError>;
 
 /// A route query's in-flight record with its answer.
-pub type Answer = (InFlight, Routed);
+pub type Answer = (Outstanding, Routed);
 
 /// The route queries of one I/O thread of one server waiting to be sent, with where their
 /// answers go.
@@ -39,7 +39,7 @@ pub struct RouteBatcher {
 #[derive(Default)]
 struct Pending {
     queries: Vec<RouteQuery>,
-    askers: Vec<(Rc<Answered>, InFlight)>,
+    askers: Vec<(Rc<Answered>, Outstanding)>,
 }
 
 /// The answered route queries of one connection, until it takes them.
@@ -101,7 +101,7 @@ impl RouteBatcher {
     }
 
     /// Queues `query` for this turn's batch; its answer goes onto `answered` with `flight`.
-    pub fn enqueue(self: &Rc<Self>, query: RouteQuery, flight: InFlight, answered: &Rc<Answered>) {
+    pub fn enqueue(self: &Rc<Self>, query: RouteQuery, flight: Outstanding, answered: &Rc<Answered>) {
         let first = {
             let mut pending = self.pending.borrow_mut();
             pending.queries.push(query);
@@ -188,10 +188,18 @@ mod tests {
         RouteQuery { conn: ConnId(9), topic: Some(topic.into()), style: JsonStyle::Standard, zone: None }
     }
 
-    fn flight(opaque: i32) -> InFlight {
+    fn flight(opaque: i32) -> Outstanding {
         let header = crate::protocol::SerializeType::Json;
         let begin = std::time::Instant::now();
-        InFlight { code: super::super::route::ROUTE, opaque, header, oneway: false, begin, depth_met: 0, topic: None }
+        Outstanding {
+            code: super::super::route::ROUTE,
+            opaque,
+            header,
+            oneway: false,
+            begin,
+            depth_met: 0,
+            topic: None,
+        }
     }
 
     /// Two servers' batchers on one thread (as two servers in one process with one I/O thread

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tracing::warn;
 
 use super::Dispatcher;
-use crate::controller::messages::{BrokerHeartbeat, ConnectionClosed, Failure, GetMetadata, Outcome, Submit};
+use crate::controller::messages::{BrokerHeartbeat, ChannelClosed, Failure, GetMetadata, Outcome, Submit};
 use crate::controller::raft::wire::{self, PeerHeader};
 use crate::controller::{ControllerHandle, SharedRaft};
 use crate::origin::{ConnId, Origin};
@@ -133,7 +133,7 @@ impl Dispatcher {
     /// A connection of this dispatcher's listener closed.
     pub fn connection_closed(&self, conn: ConnId) {
         if let Some(front) = &self.controller {
-            front.controller.tell(ConnectionClosed { conn });
+            front.controller.tell(ChannelClosed { conn });
         }
     }
 }
@@ -298,7 +298,7 @@ async fn admin_request(front: &ControllerFront, conn: ConnId, code: Code, req: &
                 cluster: h.cluster_name,
                 name: h.broker_name,
                 ids: h.broker_controller_ids_to_clean,
-                clean_living: h.is_clean_living_broker,
+                clean_living: h.is_clean_living_broker.unwrap_or(false),
             };
             match front.submit(conn, op).await {
                 Ok(Answer::Cleaned) => success(None),

@@ -3,7 +3,7 @@
 //! its thread's batcher and anything else goes to [`Dispatcher::dispatch`]. A route query's
 //! answer becomes its reply here too: a found route in JSON is framed from the reply template
 //! (no command built, no header encoded), anything else is stamped as every reply is. What a
-//! connection keeps of a request meanwhile is one [`InFlight`], route query or not.
+//! connection keeps of a request meanwhile is one [`Outstanding`], route query or not.
 
 use std::time::Instant;
 
@@ -40,7 +40,7 @@ pub struct RouteFrame {
 
 /// What a connection keeps of a request while it is handled, to reply and account for it.
 #[derive(Debug)]
-pub struct InFlight {
+pub struct Outstanding {
     /// The request code.
     pub code: i32,
     /// The request's opaque.
@@ -107,8 +107,8 @@ impl Dispatcher {
         mut request: RemotingCommand,
         begin: Instant,
         depth_met: usize,
-    ) -> (InFlight, Admission) {
-        let flight = InFlight {
+    ) -> (Outstanding, Admission) {
+        let flight = Outstanding {
             code: request.code,
             opaque: request.opaque,
             header: request.serialize_type,
@@ -146,9 +146,9 @@ impl Dispatcher {
     /// The query and in-flight record of a route query the codec read off its frame, with the
     /// registry `depth_met` deep (such a query is never refused by access control: the lane is
     /// open to frames only where route queries are unprotected).
-    pub fn route_frame(&self, conn: ConnId, frame: RouteFrame, depth_met: usize) -> (InFlight, RouteQuery) {
+    pub fn route_frame(&self, conn: ConnId, frame: RouteFrame, depth_met: usize) -> (Outstanding, RouteQuery) {
         let RouteFrame { read_at, opaque, topic, style } = frame;
-        let flight = InFlight {
+        let flight = Outstanding {
             code: ROUTE,
             opaque,
             header: SerializeType::Json,
@@ -168,7 +168,7 @@ impl Dispatcher {
 
     /// The reply to the route query `flight` from what the registry answered (or why it could
     /// not).
-    pub fn route_reply(&self, flight: &InFlight, answer: Result<RouteAnswer<SharedBody>, MailboxError>) -> Reply {
+    pub fn route_reply(&self, flight: &Outstanding, answer: Result<RouteAnswer<SharedBody>, MailboxError>) -> Reply {
         if flight.oneway {
             return Reply::Nothing;
         }
@@ -183,7 +183,7 @@ impl Dispatcher {
 
     /// The whole response to the route query `flight` that found `body`, where no template
     /// frames it ([`Dispatcher::route_found_template`]).
-    pub fn found_response(&self, flight: &InFlight, body: &SharedBody) -> RemotingCommand {
+    pub fn found_response(&self, flight: &Outstanding, body: &SharedBody) -> RemotingCommand {
         self.respond(Ok(success().with_body(body.to_bytes())), flight.code, flight.opaque, flight.header)
     }
 
@@ -195,7 +195,11 @@ impl Dispatcher {
     }
 
     /// `flight` answered at once with `outcome`.
-    fn answered(&self, flight: InFlight, outcome: Result<RemotingCommand, RequestError>) -> (InFlight, Admission) {
+    fn answered(
+        &self,
+        flight: Outstanding,
+        outcome: Result<RemotingCommand, RequestError>,
+    ) -> (Outstanding, Admission) {
         let reply = match flight.oneway {
             true => Reply::Nothing,
             false => Reply::Command(self.respond(outcome, flight.code, flight.opaque, flight.header)),

@@ -22,7 +22,7 @@ use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, error, info, warn};
 
-use crate::filewatch::{self, Cause, Poke, Timing};
+use crate::filewatch::{self, Poke, ReloadCause, Timing};
 use crate::metrics::Metrics;
 use crate::protocol::sniff::TLS_HANDSHAKE;
 use crate::ratelog::RateLimit;
@@ -68,7 +68,7 @@ impl Tls {
             match loaded {
                 Ok(config) => {
                     table.store(config);
-                    info!(cert = %files.cert.display(), requested = cause == Cause::Requested, "TLS certificate reloaded");
+                    info!(cert = %files.cert.display(), requested = cause == ReloadCause::Requested, "TLS certificate reloaded");
                 }
                 Err(error) => error!(%error, "TLS files not reloaded: the previous certificate stays in use"),
             }

@@ -1,20 +1,21 @@
 //! Request, response and language codes with their wire numbers (Java's `RequestCode`,
 //! `ResponseCode` and `LanguageCode`).
 
-/// Declares [`RequestCode`] once: variant, wire number and Java constant name.
-macro_rules! request_codes {
-    ($($variant:ident = $number:literal => $name:literal,)+) => {
-        /// The request codes the NameServer serves, with the numbers Java's `RequestCode` gives them.
+/// Declares an enum of wire codes once: each variant with its number and Java constant name,
+/// and `ALL`, `from_i32` and `name` from that one list (every code enum of the protocol).
+macro_rules! wire_codes {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident = $number:literal => $java:literal,)+ }) => {
+        $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum RequestCode {
-            $(#[doc = $name] $variant = $number,)+
+        $vis enum $name {
+            $(#[doc = $java] $variant = $number,)+
         }
 
-        impl RequestCode {
-            /// Every request code, in numeric order.
-            pub const ALL: &'static [RequestCode] = &[$(Self::$variant,)+];
+        impl $name {
+            /// Every code, in numeric order.
+            pub const ALL: &'static [$name] = &[$(Self::$variant,)+];
 
-            /// Maps a wire number to a known request code.
+            /// Maps a wire number to a known code.
             pub fn from_i32(code: i32) -> Option<Self> {
                 match code {
                     $($number => Some(Self::$variant),)+
@@ -22,69 +23,59 @@ macro_rules! request_codes {
                 }
             }
 
-            /// The Java constant name, used in logs so they can be searched against the Java source.
+            /// The Java constant name, used in logs and metrics so they can be searched
+            /// against the Java source.
             pub fn name(self) -> &'static str {
                 match self {
-                    $(Self::$variant => $name,)+
+                    $(Self::$variant => $java,)+
                 }
             }
         }
     };
 }
+pub(crate) use wire_codes;
 
-request_codes! {
-    PutKvConfig = 100 => "PUT_KV_CONFIG",
-    GetKvConfig = 101 => "GET_KV_CONFIG",
-    DeleteKvConfig = 102 => "DELETE_KV_CONFIG",
-    RegisterBroker = 103 => "REGISTER_BROKER",
-    UnregisterBroker = 104 => "UNREGISTER_BROKER",
-    GetRouteinfoByTopic = 105 => "GET_ROUTEINFO_BY_TOPIC",
-    GetBrokerClusterInfo = 106 => "GET_BROKER_CLUSTER_INFO",
-    WipeWritePermOfBroker = 205 => "WIPE_WRITE_PERM_OF_BROKER",
-    GetAllTopicListFromNameserver = 206 => "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
-    DeleteTopicInNamesrv = 216 => "DELETE_TOPIC_IN_NAMESRV",
-    RegisterTopicInNamesrv = 217 => "REGISTER_TOPIC_IN_NAMESRV",
-    GetKvlistByNamespace = 219 => "GET_KVLIST_BY_NAMESPACE",
-    GetTopicsByCluster = 224 => "GET_TOPICS_BY_CLUSTER",
-    GetSystemTopicListFromNs = 304 => "GET_SYSTEM_TOPIC_LIST_FROM_NS",
-    GetUnitTopicList = 311 => "GET_UNIT_TOPIC_LIST",
-    GetHasUnitSubTopicList = 312 => "GET_HAS_UNIT_SUB_TOPIC_LIST",
-    GetHasUnitSubUnunitTopicList = 313 => "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
-    UpdateNamesrvConfig = 318 => "UPDATE_NAMESRV_CONFIG",
-    GetNamesrvConfig = 319 => "GET_NAMESRV_CONFIG",
-    QueryDataVersion = 322 => "QUERY_DATA_VERSION",
-    AddWritePermOfBroker = 327 => "ADD_WRITE_PERM_OF_BROKER",
-    GetBrokerMemberGroup = 901 => "GET_BROKER_MEMBER_GROUP",
-    BrokerHeartbeat = 904 => "BROKER_HEARTBEAT",
-    NotifyMinBrokerIdChange = 905 => "NOTIFY_MIN_BROKER_ID_CHANGE",
+wire_codes! {
+    /// The request codes the NameServer serves, with the numbers Java's `RequestCode` gives them.
+    pub enum RequestCode {
+        PutKvConfig = 100 => "PUT_KV_CONFIG",
+        GetKvConfig = 101 => "GET_KV_CONFIG",
+        DeleteKvConfig = 102 => "DELETE_KV_CONFIG",
+        RegisterBroker = 103 => "REGISTER_BROKER",
+        UnregisterBroker = 104 => "UNREGISTER_BROKER",
+        GetRouteinfoByTopic = 105 => "GET_ROUTEINFO_BY_TOPIC",
+        GetBrokerClusterInfo = 106 => "GET_BROKER_CLUSTER_INFO",
+        WipeWritePermOfBroker = 205 => "WIPE_WRITE_PERM_OF_BROKER",
+        GetAllTopicListFromNameserver = 206 => "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
+        DeleteTopicInNamesrv = 216 => "DELETE_TOPIC_IN_NAMESRV",
+        RegisterTopicInNamesrv = 217 => "REGISTER_TOPIC_IN_NAMESRV",
+        GetKvlistByNamespace = 219 => "GET_KVLIST_BY_NAMESPACE",
+        GetTopicsByCluster = 224 => "GET_TOPICS_BY_CLUSTER",
+        GetSystemTopicListFromNs = 304 => "GET_SYSTEM_TOPIC_LIST_FROM_NS",
+        GetUnitTopicList = 311 => "GET_UNIT_TOPIC_LIST",
+        GetHasUnitSubTopicList = 312 => "GET_HAS_UNIT_SUB_TOPIC_LIST",
+        GetHasUnitSubUnunitTopicList = 313 => "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
+        UpdateNamesrvConfig = 318 => "UPDATE_NAMESRV_CONFIG",
+        GetNamesrvConfig = 319 => "GET_NAMESRV_CONFIG",
+        QueryDataVersion = 322 => "QUERY_DATA_VERSION",
+        AddWritePermOfBroker = 327 => "ADD_WRITE_PERM_OF_BROKER",
+        GetBrokerMemberGroup = 901 => "GET_BROKER_MEMBER_GROUP",
+        BrokerHeartbeat = 904 => "BROKER_HEARTBEAT",
+        NotifyMinBrokerIdChange = 905 => "NOTIFY_MIN_BROKER_ID_CHANGE",
+    }
 }
 
-/// The response codes the NameServer answers with (Java `ResponseCode` / `RemotingSysResponseCode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResponseCode {
-    Success = 0,
-    SystemError = 1,
-    SystemBusy = 2,
-    RequestCodeNotSupported = 3,
-    NoPermission = 16,
-    TopicNotExist = 17,
-    QueryNotFound = 22,
-}
-
-impl ResponseCode {
-    /// Maps a wire number to a known response code.
-    pub fn from_i32(code: i32) -> Option<Self> {
-        [
-            Self::Success,
-            Self::SystemError,
-            Self::SystemBusy,
-            Self::RequestCodeNotSupported,
-            Self::NoPermission,
-            Self::TopicNotExist,
-            Self::QueryNotFound,
-        ]
-        .into_iter()
-        .find(|c| *c as i32 == code)
+wire_codes! {
+    /// The response codes the NameServer answers with (Java `ResponseCode` /
+    /// `RemotingSysResponseCode`).
+    pub enum ResponseCode {
+        Success = 0 => "SUCCESS",
+        SystemError = 1 => "SYSTEM_ERROR",
+        SystemBusy = 2 => "SYSTEM_BUSY",
+        RequestCodeNotSupported = 3 => "REQUEST_CODE_NOT_SUPPORTED",
+        NoPermission = 16 => "NO_PERMISSION",
+        TopicNotExist = 17 => "TOPIC_NOT_EXIST",
+        QueryNotFound = 22 => "QUERY_NOT_FOUND",
     }
 }
 

@@ -99,7 +99,7 @@ fn class_requests() -> Vec<RemotingCommand> {
         cluster_name: Some("c".into()),
         broker_name: "cb".into(),
         broker_controller_ids_to_clean: None,
-        is_clean_living_broker: false,
+        is_clean_living_broker: Some(false),
         invoke_time: None,
     };
     let beat = [("clusterName", "c"), ("brokerAddr", "127.0.0.1:1"), ("brokerName", "cb"), ("brokerId", "1")];

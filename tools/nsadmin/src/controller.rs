@@ -127,7 +127,7 @@ pub async fn clean_broker_metadata(ctx: &Ctx, list: &str, clean: CleanArgs<'_>) 
         cluster_name: clean.cluster.map(str::to_owned),
         broker_name: clean.broker.to_owned(),
         broker_controller_ids_to_clean: clean.ids.map(str::to_owned),
-        is_clean_living_broker: clean.living,
+        is_clean_living_broker: Some(clean.living),
         invoke_time: Some(now_ms()),
     };
     let cmd = RemotingCommand::request(CLEAN_BROKER_DATA, Some(header.to_ext()));

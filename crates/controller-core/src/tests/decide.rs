@@ -4,8 +4,8 @@
 use namesrv_protocol::controller::body::SyncStateSet;
 use namesrv_protocol::controller::ControllerResponseCode as Code;
 
-use crate::decide::{decide, Answer, DecideOptions, Op, Refusal};
 use super::{elect, group_of, run, Alive};
+use crate::decide::{decide, Answer, DecideOptions, Op, Refusal};
 use crate::{Event, ReplicaTables};
 
 fn code(answer: &Result<Answer, Refusal>) -> Option<Code> {

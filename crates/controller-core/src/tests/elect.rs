@@ -1,9 +1,9 @@
 //! The election policy's order: epoch, then max offset, then priority, then id; no overflow on
 //! offsets far apart (apache/rocketmq#10578).
 
+use super::{group_of, Alive};
 use crate::elect::pick;
 use crate::Event;
-use super::{group_of, Alive};
 
 fn in_sync(ids: &[i64]) -> super::ReplicaTables {
     let mut t = group_of(4);

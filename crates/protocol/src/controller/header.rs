@@ -1,8 +1,9 @@
 //! Controller request headers, read leniently from `extFields` and written with
 //! Java's key order (Java builds extFields as a `HashMap` of the header's fields, so its bytes
-//! follow `String.hashCode` bucket order; each `to_ext` inserts in that order, which holds
-//! when fields are absent too). Every value travels as a string; an absent field is a null.
-//! The responses' headers are in `response`.
+//! follow `String.hashCode` bucket order; each header declares its fields in that order, which
+//! holds when fields are absent too). Every value travels as a string; an absent field is a
+//! null. Each header is declared once ([`controller_header`]): its fields, their Java names and
+//! types give both the reader and the writer. The responses' headers are in `response`.
 
 use crate::command::{ExtFields, RemotingCommand};
 use crate::header::{Fields, HeaderError};
@@ -37,107 +38,166 @@ pub(super) fn num(n: impl ToString) -> Option<String> {
     Some(n.to_string())
 }
 
-/// CONTROLLER_GET_NEXT_BROKER_ID's request (`GetNextBrokerIdRequestHeader`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GetNextBrokerIdHeader {
-    pub cluster_name: String,
-    pub broker_name: String,
+/// Whether a `Boolean` field's value is true, as Java's `Boolean.parseBoolean` reads a trimmed
+/// value: `true` in any case.
+fn is_true(value: &str) -> bool {
+    value.trim().eq_ignore_ascii_case("true")
 }
 
-impl GetNextBrokerIdHeader {
-    /// Reads the header; both fields are required.
-    pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
-        let f = Fields::of(cmd);
-        Ok(Self {
-            cluster_name: f.required("clusterName")?.to_owned(),
-            broker_name: f.required("brokerName")?.to_owned(),
-        })
-    }
-
-    /// The extFields as a Java broker writes them.
-    pub fn to_ext(&self) -> ExtFields {
-        ext([("clusterName", text(&self.cluster_name)), ("brokerName", text(&self.broker_name))])
-    }
+/// How a header field of this type is read and written: a plain type is required (`@CFNotNull`:
+/// absent or not a number is a header error), an `Option` optional (a number that does not
+/// parse is absent, as in Java).
+pub trait HeaderValue: Sized {
+    /// Reads field `name`.
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError>;
+    /// The value as it travels; `None` leaves the field out.
+    fn write(&self) -> Option<String>;
 }
 
-/// CONTROLLER_APPLY_BROKER_ID's request (`ApplyBrokerIdRequestHeader`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApplyBrokerIdHeader {
-    pub cluster_name: String,
-    pub broker_name: String,
-    pub applied_broker_id: i64,
-    /// `address;millis`: who applies, so that a retry by the same broker is recognised.
-    pub register_check_code: String,
-}
-
-impl ApplyBrokerIdHeader {
-    /// Reads the header; every field is required (Java dereferences each).
-    pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
-        let f = Fields::of(cmd);
-        Ok(Self {
-            applied_broker_id: f.required_i64("appliedBrokerId")?,
-            register_check_code: f.required("registerCheckCode")?.to_owned(),
-            cluster_name: f.required("clusterName")?.to_owned(),
-            broker_name: f.required("brokerName")?.to_owned(),
-        })
+impl HeaderValue for String {
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError> {
+        f.required(name).map(str::to_owned)
     }
-
-    /// The extFields in Java's order.
-    pub fn to_ext(&self) -> ExtFields {
-        ext([
-            ("appliedBrokerId", num(self.applied_broker_id)),
-            ("registerCheckCode", text(&self.register_check_code)),
-            ("clusterName", text(&self.cluster_name)),
-            ("brokerName", text(&self.broker_name)),
-        ])
+    fn write(&self) -> Option<String> {
+        text(self)
     }
 }
 
-/// CONTROLLER_REGISTER_BROKER's request (`RegisterBrokerToControllerRequestHeader`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegisterToControllerHeader {
-    pub cluster_name: String,
-    pub broker_name: String,
-    pub broker_id: i64,
-    pub broker_address: String,
-    pub invoke_time: Option<i64>,
-}
-
-impl RegisterToControllerHeader {
-    /// Reads the header; all but `invokeTime` are required.
-    pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
-        let f = Fields::of(cmd);
-        Ok(Self {
-            broker_id: f.required_i64("brokerId")?,
-            invoke_time: f.optional_i64("invokeTime"),
-            cluster_name: f.required("clusterName")?.to_owned(),
-            broker_name: f.required("brokerName")?.to_owned(),
-            broker_address: f.required("brokerAddress")?.to_owned(),
-        })
+impl HeaderValue for i64 {
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError> {
+        f.required_i64(name)
     }
-
-    /// The extFields in Java's order.
-    pub fn to_ext(&self) -> ExtFields {
-        ext([
-            ("brokerId", num(self.broker_id)),
-            ("invokeTime", self.invoke_time.and_then(num)),
-            ("clusterName", text(&self.cluster_name)),
-            ("brokerName", text(&self.broker_name)),
-            ("brokerAddress", text(&self.broker_address)),
-        ])
+    fn write(&self) -> Option<String> {
+        num(self)
     }
 }
 
-/// CONTROLLER_ELECT_MASTER's request (`ElectMasterRequestHeader`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ElectMasterHeader {
-    pub cluster_name: String,
-    pub broker_name: String,
-    /// The requester, or -1 when the controller itself asks.
-    pub broker_id: i64,
-    /// An admin naming the new master (`electMaster`), rather than a broker asking.
-    pub designate_elect: bool,
-    pub invoke_time: Option<i64>,
+impl HeaderValue for i32 {
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError> {
+        required_i32(f, name)
+    }
+    fn write(&self) -> Option<String> {
+        num(self)
+    }
+}
+
+impl HeaderValue for bool {
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError> {
+        f.required(name).map(is_true)
+    }
+    fn write(&self) -> Option<String> {
+        num(self)
+    }
+}
+
+impl HeaderValue for Option<String> {
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError> {
+        Ok(f.optional(name).map(str::to_owned))
+    }
+    fn write(&self) -> Option<String> {
+        self.clone()
+    }
+}
+
+impl HeaderValue for Option<i64> {
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError> {
+        Ok(f.optional_i64(name))
+    }
+    fn write(&self) -> Option<String> {
+        self.and_then(num)
+    }
+}
+
+impl HeaderValue for Option<i32> {
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError> {
+        Ok(optional_i32(f, name))
+    }
+    fn write(&self) -> Option<String> {
+        self.and_then(num)
+    }
+}
+
+impl HeaderValue for Option<bool> {
+    fn read(f: &Fields, name: &'static str) -> Result<Self, HeaderError> {
+        Ok(f.optional_bool(name))
+    }
+    fn write(&self) -> Option<String> {
+        self.and_then(num)
+    }
+}
+
+/// Declares a request header once: a struct whose fields, in Java's extFields order, each name
+/// their Java key; `read` (failing on the first required field absent or malformed, in that
+/// order) and `to_ext` (that order) come from the one list.
+macro_rules! controller_header {
+    ($(#[$meta:meta])* $name:ident { $($(#[$fmeta:meta])* $field:ident: $ty:ty = $key:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name {
+            $($(#[$fmeta])* pub $field: $ty,)+
+        }
+
+        impl $name {
+            /// Reads the header from a request's extFields.
+            pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
+                let f = Fields::of(cmd);
+                Ok(Self { $($field: HeaderValue::read(&f, $key)?,)+ })
+            }
+
+            /// The extFields in Java's order, absent fields left out.
+            pub fn to_ext(&self) -> ExtFields {
+                let mut fields = ExtFields::new();
+                $(if let Some(value) = HeaderValue::write(&self.$field) {
+                    fields.insert($key, value);
+                })+
+                fields
+            }
+        }
+    };
+}
+
+controller_header! {
+    /// CONTROLLER_GET_NEXT_BROKER_ID's request (`GetNextBrokerIdRequestHeader`).
+    GetNextBrokerIdHeader {
+        cluster_name: String = "clusterName",
+        broker_name: String = "brokerName",
+    }
+}
+
+controller_header! {
+    /// CONTROLLER_APPLY_BROKER_ID's request (`ApplyBrokerIdRequestHeader`); every field is
+    /// required (Java dereferences each).
+    ApplyBrokerIdHeader {
+        applied_broker_id: i64 = "appliedBrokerId",
+        /// `address;millis`: who applies, so that a retry by the same broker is recognised.
+        register_check_code: String = "registerCheckCode",
+        cluster_name: String = "clusterName",
+        broker_name: String = "brokerName",
+    }
+}
+
+controller_header! {
+    /// CONTROLLER_REGISTER_BROKER's request (`RegisterBrokerToControllerRequestHeader`).
+    RegisterToControllerHeader {
+        broker_id: i64 = "brokerId",
+        invoke_time: Option<i64> = "invokeTime",
+        cluster_name: String = "clusterName",
+        broker_name: String = "brokerName",
+        broker_address: String = "brokerAddress",
+    }
+}
+
+controller_header! {
+    /// CONTROLLER_ELECT_MASTER's request (`ElectMasterRequestHeader`).
+    ElectMasterHeader {
+        /// The requester, or -1 when the controller itself asks.
+        broker_id: i64 = "brokerId",
+        invoke_time: Option<i64> = "invokeTime",
+        cluster_name: String = "clusterName",
+        /// An admin naming the new master (`electMaster`), rather than a broker asking.
+        designate_elect: bool = "designateElect",
+        broker_name: String = "brokerName",
+    }
 }
 
 impl ElectMasterHeader {
@@ -145,164 +205,55 @@ impl ElectMasterHeader {
     /// case, as Java's `Boolean.parseBoolean` reads it): what access control and the header
     /// read alike.
     pub fn designates(cmd: &RemotingCommand) -> bool {
-        cmd.ext("designateElect").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    }
-
-    /// Reads the header; `@CFNotNull` fields are required.
-    pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
-        let f = Fields::of(cmd);
-        Ok(Self {
-            broker_id: f.required_i64("brokerId")?,
-            invoke_time: f.optional_i64("invokeTime"),
-            cluster_name: f.required("clusterName")?.to_owned(),
-            designate_elect: f.required("designateElect").map(|_| Self::designates(cmd))?,
-            broker_name: f.required("brokerName")?.to_owned(),
-        })
-    }
-
-    /// The extFields in Java's order.
-    pub fn to_ext(&self) -> ExtFields {
-        ext([
-            ("brokerId", num(self.broker_id)),
-            ("invokeTime", self.invoke_time.and_then(num)),
-            ("clusterName", text(&self.cluster_name)),
-            ("designateElect", num(self.designate_elect)),
-            ("brokerName", text(&self.broker_name)),
-        ])
+        cmd.ext("designateElect").is_some_and(is_true)
     }
 }
 
-/// CONTROLLER_GET_REPLICA_INFO's request (`GetReplicaInfoRequestHeader`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GetReplicaInfoHeader {
-    pub broker_name: String,
-}
-
-impl GetReplicaInfoHeader {
-    /// Reads the header.
-    pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
-        Ok(Self { broker_name: Fields::of(cmd).required("brokerName")?.to_owned() })
-    }
-
-    /// The extFields.
-    pub fn to_ext(&self) -> ExtFields {
-        ext([("brokerName", text(&self.broker_name))])
+controller_header! {
+    /// CONTROLLER_GET_REPLICA_INFO's request (`GetReplicaInfoRequestHeader`).
+    GetReplicaInfoHeader {
+        broker_name: String = "brokerName",
     }
 }
 
-/// CONTROLLER_ALTER_SYNC_STATE_SET's request (`AlterSyncStateSetRequestHeader`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AlterSyncStateSetHeader {
-    pub broker_name: String,
-    pub master_broker_id: i64,
-    pub master_epoch: i32,
-    pub invoke_time: Option<i64>,
-}
-
-impl AlterSyncStateSetHeader {
-    /// Reads the header; all but `invokeTime` are required.
-    pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
-        let f = Fields::of(cmd);
-        Ok(Self {
-            master_broker_id: f.required_i64("masterBrokerId")?,
-            invoke_time: f.optional_i64("invokeTime"),
-            broker_name: f.required("brokerName")?.to_owned(),
-            master_epoch: required_i32(&f, "masterEpoch")?,
-        })
-    }
-
-    /// The extFields in Java's order.
-    pub fn to_ext(&self) -> ExtFields {
-        ext([
-            ("masterBrokerId", num(self.master_broker_id)),
-            ("invokeTime", self.invoke_time.and_then(num)),
-            ("brokerName", text(&self.broker_name)),
-            ("masterEpoch", num(self.master_epoch)),
-        ])
+controller_header! {
+    /// CONTROLLER_ALTER_SYNC_STATE_SET's request (`AlterSyncStateSetRequestHeader`).
+    AlterSyncStateSetHeader {
+        master_broker_id: i64 = "masterBrokerId",
+        invoke_time: Option<i64> = "invokeTime",
+        broker_name: String = "brokerName",
+        master_epoch: i32 = "masterEpoch",
     }
 }
 
-/// BROKER_HEARTBEAT as a controller-mode broker sends it (`BrokerHeartbeatRequestHeader`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ControllerHeartbeatHeader {
-    pub cluster_name: String,
-    pub broker_addr: String,
-    pub broker_name: String,
-    /// `None`: Java answers CONTROLLER_INVALID_REQUEST (never seen: the request is oneway).
-    pub broker_id: Option<i64>,
-    pub epoch: Option<i32>,
-    pub max_offset: Option<i64>,
-    pub confirm_offset: Option<i64>,
-    pub heartbeat_timeout_mills: Option<i64>,
-    pub election_priority: Option<i32>,
-}
-
-impl ControllerHeartbeatHeader {
-    /// Reads the header; the three `@CFNotNull` names are required.
-    pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
-        let f = Fields::of(cmd);
-        Ok(Self {
-            broker_id: f.optional_i64("brokerId"),
-            election_priority: optional_i32(&f, "electionPriority"),
-            confirm_offset: f.optional_i64("confirmOffset"),
-            heartbeat_timeout_mills: f.optional_i64("heartbeatTimeoutMills"),
-            cluster_name: f.required("clusterName")?.to_owned(),
-            broker_addr: f.required("brokerAddr")?.to_owned(),
-            epoch: optional_i32(&f, "epoch"),
-            max_offset: f.optional_i64("maxOffset"),
-            broker_name: f.required("brokerName")?.to_owned(),
-        })
-    }
-
-    /// The extFields in Java's order.
-    pub fn to_ext(&self) -> ExtFields {
-        ext([
-            ("brokerId", self.broker_id.and_then(num)),
-            ("electionPriority", self.election_priority.and_then(num)),
-            ("confirmOffset", self.confirm_offset.and_then(num)),
-            ("heartbeatTimeoutMills", self.heartbeat_timeout_mills.and_then(num)),
-            ("clusterName", text(&self.cluster_name)),
-            ("brokerAddr", text(&self.broker_addr)),
-            ("epoch", self.epoch.and_then(num)),
-            ("maxOffset", self.max_offset.and_then(num)),
-            ("brokerName", text(&self.broker_name)),
-        ])
+controller_header! {
+    /// BROKER_HEARTBEAT as a controller-mode broker sends it (`BrokerHeartbeatRequestHeader`);
+    /// the three `@CFNotNull` names are required.
+    ControllerHeartbeatHeader {
+        /// `None`: Java answers CONTROLLER_INVALID_REQUEST (never seen: the request is oneway).
+        broker_id: Option<i64> = "brokerId",
+        election_priority: Option<i32> = "electionPriority",
+        confirm_offset: Option<i64> = "confirmOffset",
+        heartbeat_timeout_mills: Option<i64> = "heartbeatTimeoutMills",
+        cluster_name: String = "clusterName",
+        broker_addr: String = "brokerAddr",
+        epoch: Option<i32> = "epoch",
+        max_offset: Option<i64> = "maxOffset",
+        broker_name: String = "brokerName",
     }
 }
 
-/// CLEAN_BROKER_DATA's request (`CleanControllerBrokerDataRequestHeader`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CleanBrokerDataHeader {
-    pub cluster_name: Option<String>,
-    pub broker_name: String,
-    /// `1;2`: the ids to remove; absent or blank: the whole group.
-    pub broker_controller_ids_to_clean: Option<String>,
-    pub is_clean_living_broker: bool,
-    pub invoke_time: Option<i64>,
-}
-
-impl CleanBrokerDataHeader {
-    /// Reads the header; only `brokerName` is required.
-    pub fn read(cmd: &RemotingCommand) -> Result<Self, HeaderError> {
-        let f = Fields::of(cmd);
-        Ok(Self {
-            broker_controller_ids_to_clean: f.optional("brokerControllerIdsToClean").map(str::to_owned),
-            is_clean_living_broker: f.optional_bool("isCleanLivingBroker").unwrap_or(false),
-            invoke_time: f.optional_i64("invokeTime"),
-            cluster_name: f.optional("clusterName").map(str::to_owned),
-            broker_name: f.required("brokerName")?.to_owned(),
-        })
-    }
-
-    /// The extFields in Java's order.
-    pub fn to_ext(&self) -> ExtFields {
-        ext([
-            ("brokerControllerIdsToClean", self.broker_controller_ids_to_clean.clone()),
-            ("isCleanLivingBroker", num(self.is_clean_living_broker)),
-            ("invokeTime", self.invoke_time.and_then(num)),
-            ("clusterName", self.cluster_name.clone()),
-            ("brokerName", text(&self.broker_name)),
-        ])
+controller_header! {
+    /// CLEAN_BROKER_DATA's request (`CleanControllerBrokerDataRequestHeader`); only
+    /// `brokerName` is required.
+    CleanBrokerDataHeader {
+        /// `1;2`: the ids to remove; absent or blank: the whole group.
+        broker_controller_ids_to_clean: Option<String> = "brokerControllerIdsToClean",
+        /// Absent: false.
+        is_clean_living_broker: Option<bool> = "isCleanLivingBroker",
+        invoke_time: Option<i64> = "invokeTime",
+        cluster_name: Option<String> = "clusterName",
+        broker_name: String = "brokerName",
     }
 }
 
