@@ -15,11 +15,17 @@
 //!   route query sees (`view`, `cache`), and when a route snapshot is due (`snapshot_pace`).
 //! - [`warm`]: warm restart: the route snapshot file read back at start and written by a
 //!   thread of its own while serving, outside the registry.
-//! - [`dispatch`]: request → registry message → response, with every error mapped to a code.
-//! - [`connection`]: the per-socket actor (`frames`: admission of frames, `flow`: back-pressure,
-//!   `writer`: its writing half); [`io_pool`]: the threads connections run on; [`server`]:
-//!   start-up and shutdown (`compose`: the actors and the listener built from the settings,
-//!   `accept`: the accept loop and the drain); [`listen`]: sockets.
+//! - [`service`]: the services behind the listeners, each owning its request codes: the
+//!   NameServer's (`service::namesrv`: request → registry message → response, every error mapped
+//!   to a code in one place; the route lane) and the controller's (`service::controller`); what
+//!   a connection keeps of a request and writes back, the same for both.
+//! - [`admission`]: the one admission layer in front of every service (access control as each
+//!   service describes its codes, the transport rules, the pace of costly requests).
+//! - [`connection`]: the per-socket actor, for any service (`frames`: admission of frames,
+//!   `flow`: back-pressure, `writer`: its writing half); [`io_pool`]: the threads connections run
+//!   on; [`server`]: start-up and shutdown (`compose`: the services and the listener built from
+//!   the settings, `run`: the order of a server's life, `accept`: the accept loops and the
+//!   drain); [`listen`]: sockets.
 //! - [`clock`]: the wall and boot clocks, and telling a step of the wall clock from a stall.
 //! - [`metrics`]: every exported figure; [`http`]: the HTTP endpoint (metrics, probes, address
 //!   server, status page and its API); [`observe`]: starting it, sampling and the summary log.
@@ -29,7 +35,7 @@
 //! - [`controller`]: the RocketMQ 5 controller (embedded or standalone): replication on openraft
 //!   (`raft`) of the pure state machine in the `namesrv-controller-core` crate (tables, decisions,
 //!   elections, liveness), and the `Controller` actor behind the controller listener
-//!   (`dispatch::controller`).
+//!   (`service::controller`).
 //! - [`mailbox`]: typed, counted, logged actor requests shared by every actor (`meter`: the
 //!   depth and handling times each message is counted in until handled or dropped);
 //!   [`origin`]: where a request came from (`ConnId`, `Origin`); [`peers`]: what one source
@@ -57,11 +63,11 @@
 #![forbid(unsafe_code)]
 
 pub mod acl;
+pub mod admission;
 pub mod clock;
 pub mod config_store;
 pub mod connection;
 pub mod controller;
-pub mod dispatch;
 pub mod filewatch;
 pub mod health;
 pub mod http;
@@ -81,6 +87,7 @@ pub mod ratelog;
 pub mod registry;
 pub mod secret_file;
 pub mod server;
+pub mod service;
 pub mod settings;
 pub mod statelock;
 pub mod tls;

@@ -1,11 +1,25 @@
 //! Limits on what a peer can make the server store: names and KV entries (topic names are
 //! bounded only by the frame, body and topic-count limits, as Java validates none on its paths). A
-//! request over a limit is refused with SYSTEM_ERROR and a remark saying which limit.
+//! request over a limit is refused with SYSTEM_ERROR and a remark saying which limit. And how
+//! much of what a peer named the server repeats back in remarks and logs ([`shown`]).
 
 use thiserror::Error;
 
 /// Longest broker, cluster, address, zone, KV namespace or KV key.
 pub const MAX_NAME_BYTES: usize = 255;
+
+/// At most this many characters of a peer-supplied name are repeated back.
+const SHOWN_CHARS: usize = 64;
+
+/// A peer-supplied name (an access key, a broker name, a field) as remarks and logs show it:
+/// control characters escaped, cut short.
+pub fn shown(text: &str) -> String {
+    let mut out: String = text.chars().take(SHOWN_CHARS).flat_map(char::escape_debug).collect();
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push_str("...");
+    }
+    out
+}
 
 /// A value over one of the limits.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -48,5 +62,13 @@ mod tests {
             check_name("clusterName", &"c".repeat(1 << 20)).unwrap_err().to_string(),
             "clusterName too long: 1048576 bytes, max 255"
         );
+    }
+
+    #[test]
+    fn peer_supplied_names_are_escaped_and_cut_short_in_remarks() {
+        assert_eq!(shown("bad\nkey"), "bad\\nkey");
+        let long = "k".repeat(1000);
+        assert_eq!(shown(&long), format!("{}...", "k".repeat(64)));
+        assert_eq!(shown("broker-ä"), "broker-ä");
     }
 }

@@ -61,7 +61,7 @@ impl Observer {
     /// sampler (when metrics are on). Must run inside an actix System.
     pub fn start(
         settings: &Settings,
-        (registry, controller): (RegistryHandle, Option<ControllerHandle>),
+        (registry, controller): (Option<RegistryHandle>, Option<ControllerHandle>),
         metrics: Arc<Metrics>,
         listener: Option<std::net::TcpListener>,
     ) -> Result<Self, ObserveError> {
@@ -99,7 +99,10 @@ impl Observer {
         let on = Some(metrics).filter(|m| m.is_on());
         let sampler = on.clone().map(|m| actix::spawn(sample(m, registry.clone())));
         let every = Duration::from_secs(settings.observe.log_summary_secs);
-        let summary = on.filter(|_| !every.is_zero()).map(|m| actix::spawn(summarize(m, registry, every)));
+        let summary = on
+            .zip(registry)
+            .filter(|_| !every.is_zero())
+            .map(|(m, registry)| actix::spawn(summarize(m, registry, every)));
         Ok(Observer { listening, http, http_addr, sampler, summary })
     }
 
@@ -134,13 +137,14 @@ fn http_limits(settings: &Settings) -> HttpLimits {
     }
 }
 
-async fn sample(metrics: Arc<Metrics>, registry: RegistryHandle) {
+async fn sample(metrics: Arc<Metrics>, registry: Option<RegistryHandle>) {
     let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + SAMPLE_EVERY / 2, SAMPLE_EVERY);
     loop {
         interval.tick().await;
         let all = metrics.all_requests();
         let now = SystemClock.now();
-        metrics.history.sample(now, all.count(), all.bucket_counts(), registry.depth(), metrics.connections.get());
+        let depth = registry.as_ref().map_or(0, |r| r.depth());
+        metrics.history.sample(now, all.count(), all.bucket_counts(), depth, metrics.connections.get());
     }
 }
 

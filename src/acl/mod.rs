@@ -4,18 +4,14 @@
 //! accounts file whose role allows the code. Refusals answer NO_PERMISSION (16) with a remark
 //! saying what was missing or wrong, and are logged at WARN, rate-limited.
 //!
-//! `accounts`: the accounts file; `verify`: levels, roles and the signature check; `shape`: the
-//! fields a signed broker request may carry; `transport`: how a signed request must arrive (TLS,
-//! the peer's own address); `controller`: the same on the controller port, with its own classes
-//! of codes. The table of
-//! accounts is swapped whole when the file changes or on SIGHUP (it is not route state: no
-//! actor owns it); a file that does not load leaves the previous accounts in force.
+//! `accounts`: the accounts file; `verify`: levels, roles and the signature check. Which codes
+//! are protected from which level, and which roles may send them, is each service's to say
+//! ([`verify::Access`]); the admission layer (`crate::admission`) asks this gate on every port
+//! alike. The table of accounts is swapped whole when the file changes or on SIGHUP (it is not
+//! route state: no actor owns it); a file that does not load leaves the previous accounts in
+//! force.
 
 pub mod accounts;
-pub mod controller;
-pub mod shape;
-pub mod shown;
-pub mod transport;
 pub mod verify;
 
 use std::net::SocketAddr;
@@ -27,6 +23,7 @@ use thiserror::Error;
 use tracing::{error, info, warn};
 
 use crate::filewatch::{self, Poke, ReloadCause, Timing};
+use crate::limits::shown;
 use crate::metrics::Metrics;
 use crate::origin::Origin;
 use crate::protocol::signature::{SessionCredentials, ACCESS_KEY};
@@ -35,8 +32,7 @@ use crate::ratelog::RateLimit;
 use crate::secret_file::warn_if_open_to_others;
 use crate::settings::{AclProtect, Settings};
 use accounts::{Account, Accounts, AccountsError, Role};
-use transport::TransportRules;
-use verify::{check, presented_its_certificate, protects, shown, Denied};
+use verify::{check, presented_its_certificate, Access, Denied, Protection};
 
 /// Who sent a request, as far as access control knows.
 #[derive(Debug, Clone)]
@@ -84,12 +80,12 @@ pub enum AclError {
     Watch(std::io::Error),
 }
 
-/// The access-control gate in front of the dispatcher.
+/// Access control: the accounts in force, the level `acl_protect` names, and the refusals'
+/// log lines and counts.
 #[derive(Debug)]
 pub struct Acl {
     accounts: Arc<ArcSwap<Accounts>>,
     protect: AclProtect,
-    rules: TransportRules,
     warnings: RateLimit,
     metrics: Arc<Metrics>,
 }
@@ -98,20 +94,14 @@ impl Acl {
     /// A gate over a fixed table of accounts (no file, no reload).
     pub fn new(accounts: Accounts, protect: AclProtect, metrics: Arc<Metrics>) -> Self {
         let accounts = Arc::new(ArcSwap::from_pointee(accounts));
-        Acl { accounts, protect, rules: TransportRules::default(), warnings: RateLimit::for_peers(), metrics }
-    }
-
-    /// This gate with `rules` on how signed requests must arrive.
-    pub fn with_rules(self, rules: TransportRules) -> Self {
-        Acl { rules, ..self }
+        Acl { accounts, protect, warnings: RateLimit::for_peers(), metrics }
     }
 
     /// Loads `acl_accounts_file` (a bad file stops start-up) and watches it: re-read when it
     /// changes (every `security_reload_interval_ms`) and whenever the returned [`Poke`] is poked.
     pub fn start(settings: &Settings, metrics: Arc<Metrics>) -> Result<(Acl, Poke), AclError> {
         let path = PathBuf::from(&settings.acl.acl_accounts_file);
-        let acl = Acl::new(Accounts::load(&path)?, settings.acl.acl_protect, metrics)
-            .with_rules(TransportRules::of(settings));
+        let acl = Acl::new(Accounts::load(&path)?, settings.acl.acl_protect, metrics);
         warn_if_open_to_others(&path, "accounts file");
         info!(file = %path.display(), accounts = acl.accounts.load().len(), protect = %acl.protect, "access control on");
         let table = acl.accounts.clone();
@@ -136,46 +126,18 @@ impl Acl {
         Ok((acl, poke))
     }
 
-    /// Whether requests of `code` must carry credentials.
-    pub fn protects(&self, code: i32) -> bool {
-        protects(self.protect, code)
+    /// Whether requests protected so must carry credentials at the configured level.
+    pub fn protects(&self, protection: Protection) -> bool {
+        protection.at(self.protect)
     }
 
-    /// Checks `req` from `origin`: the caller it was signed by, or why it is refused (logged).
-    pub fn admit(&self, origin: &Origin, req: &RemotingCommand) -> Result<Caller, Denied> {
-        if !protects(self.protect, req.code) {
-            return Ok(Caller::Unchecked);
-        }
-        let peer = origin.peer;
+    /// Checks who signed `req` from `origin` and that the account may send it as `access`
+    /// describes it ([`check`]), with its client certificate where the account is pinned to one.
+    pub fn verify(&self, origin: &Origin, req: &RemotingCommand, access: &Access) -> Result<Arc<Account>, Denied> {
         let accounts = self.accounts.load();
-        let checked = check(&accounts, peer.ip(), req)
-            .and_then(|account| presented_its_certificate(account, origin.client_cert).map(|()| account))
-            .and_then(|account| self.rules.check(origin, req).map(|()| account));
-        match checked {
-            Ok(account) => Ok(Caller::Verified(account.clone())),
-            Err(denied) => {
-                self.refused(peer, req, denied.reason(), &denied);
-                Err(denied)
-            }
-        }
-    }
-
-    /// Checks `req` from `origin` on the controller port ([`controller::check`]).
-    pub fn admit_controller(&self, origin: &Origin, req: &RemotingCommand) -> Result<Caller, Denied> {
-        if !controller::protects(self.protect, controller::class(req)) {
-            return Ok(Caller::Unchecked);
-        }
-        let peer = origin.peer;
-        let accounts = self.accounts.load();
-        let checked = controller::check(&accounts, peer.ip(), req)
-            .and_then(|account| presented_its_certificate(account, origin.client_cert).map(|()| account));
-        match checked {
-            Ok(account) => Ok(Caller::Verified(account.clone())),
-            Err(denied) => {
-                self.refused(peer, req, denied.reason(), &denied);
-                Err(denied)
-            }
-        }
+        let account = check(&accounts, origin.peer.ip(), req, access)?;
+        presented_its_certificate(account, origin.client_cert)?;
+        Ok(account.clone())
     }
 
     /// The credentials of the account `access_key` as the accounts file holds them now, when it

@@ -1,6 +1,8 @@
-//! The check itself, with no state: which codes a protection level covers, what each role may
-//! send, and whether a request's credentials hold (Java's `PlainAccessResource.parse` and
-//! `PlainPermissionManager.validate` for the signature; the roles and levels are this server's).
+//! The check itself, with no state: who signed a request (Java's `PlainAccessResource.parse`
+//! and `PlainPermissionManager.validate` for the signature), and whether that account may send
+//! it as the service answering it describes it ([`Access`]: from which level it is protected,
+//! which roles may send it, whether a broker account must list the broker it names, and the
+//! shape a signed request of its code must have). Which codes are which is each service's.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -8,46 +10,95 @@ use std::sync::Arc;
 use thiserror::Error;
 
 use super::accounts::{Account, Accounts, Role};
-use super::shape::{self, Malformed};
-pub use super::shown::shown;
+use crate::limits::shown;
 use crate::origin::CertFingerprint;
 use crate::protocol::code::version::V4_9_3;
 use crate::protocol::signature::{verify, ACCESS_KEY, SIGNATURE};
 use crate::protocol::RemotingCommand;
 use crate::settings::AclProtect;
 
-/// Codes that change state, and 319, which reveals the configuration: protected at every level.
-pub const ADMIN_CODES: &[i32] = &[100, 102, 205, 216, 217, 318, 319, 327];
-/// What brokers send about themselves: REGISTER_BROKER, UNREGISTER_BROKER, QUERY_DATA_VERSION,
-/// BROKER_HEARTBEAT. Protected from level `broker` on; each names its broker in `brokerName`.
-pub const BROKER_CODES: &[i32] = &[103, 104, 322, 904];
-/// Codes that only read: what a client role may send (KV reads, routes, cluster and topic lists,
-/// member groups). GET_NAMESRV_CONFIG (319) is not among them.
-pub const READ_ONLY_CODES: &[i32] = &[101, 105, 106, 206, 219, 224, 304, 311, 312, 313, 901];
-/// REGISTER_TOPIC_IN_NAMESRV: a broker pushing one topic; its body names the brokers.
-pub const REGISTER_TOPIC: i32 = 217;
-
 /// Java's `MixAll.UNIQUE_MSG_QUERY_FLAG`, left out of the signed content for clients up to 4.9.3.
 const UNIQUE_KEY_QUERY: &str = "_UNIQUE_KEY_QUERY";
 
-/// True when `level` requires credentials for `code`.
-pub fn protects(level: AclProtect, code: i32) -> bool {
-    match level {
-        AclProtect::Admin => ADMIN_CODES.contains(&code),
-        AclProtect::Broker => ADMIN_CODES.contains(&code) || BROKER_CODES.contains(&code),
-        AclProtect::All => true,
+/// From which `acl_protect` level a request needs credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    /// At every level (`admin` up): what changes state or reveals the configuration.
+    Always,
+    /// From `broker` up: what brokers send about themselves.
+    FromBroker,
+    /// At `all` only: reads.
+    FromAll,
+}
+
+impl Protection {
+    /// Whether `level` requires credentials for requests protected so.
+    pub fn at(self, level: AclProtect) -> bool {
+        match self {
+            Protection::Always => true,
+            Protection::FromBroker => matches!(level, AclProtect::Broker | AclProtect::All),
+            Protection::FromAll => level == AclProtect::All,
+        }
     }
 }
 
-/// True when `role` may send `code`. Brokers also read (they look routes up themselves).
-pub fn role_allows(role: Role, code: i32) -> bool {
-    match role {
-        Role::Admin => true,
-        Role::Broker => BROKER_CODES.contains(&code) || code == REGISTER_TOPIC || READ_ONLY_CODES.contains(&code),
-        Role::Client => READ_ONLY_CODES.contains(&code),
-        // A controller peer's account sends Raft frames to the controller port, nothing here.
-        Role::Peer => false,
+/// The roles that may send a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Roles(u8);
+
+impl Roles {
+    /// Admins only.
+    pub const ADMIN: Roles = Roles(1);
+    /// Admins and brokers.
+    pub const BROKERS: Roles = Roles(1 | 2);
+    /// Admins, brokers and clients: every account but a controller peer's.
+    pub const READERS: Roles = Roles(1 | 2 | 4);
+    /// Controller peers only.
+    pub const PEERS: Roles = Roles(8);
+
+    /// Whether `role` is among them.
+    pub fn allows(self, role: Role) -> bool {
+        let bit = match role {
+            Role::Admin => 1,
+            Role::Broker => 2,
+            Role::Client => 4,
+            Role::Peer => 8,
+        };
+        self.0 & bit != 0
     }
+}
+
+/// The fields a signed request of one code may carry, checked once its signature holds.
+pub type Shape = fn(&RemotingCommand) -> Result<(), Malformed>;
+
+/// What access control asks of one request: the answering service's word on its code.
+#[derive(Debug, Clone, Copy)]
+pub struct Access {
+    /// From which level it needs credentials.
+    pub protection: Protection,
+    /// Who may send it.
+    pub roles: Roles,
+    /// A broker account may send it only for a broker it lists (named in `brokerName`).
+    pub broker_scoped: bool,
+    /// The shape a signed request of its code must have, if the service gives one.
+    pub shape: Option<Shape>,
+}
+
+/// How a signed request departs from its code's shape.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum Malformed {
+    /// A field the code's header does not have.
+    #[error("request code {code} has no field {field}")]
+    Field { code: i32, field: String },
+    /// A field with an empty value.
+    #[error("field {0} is empty")]
+    Empty(String),
+    /// A number or boolean not written as Java writes it.
+    #[error("field {field} is not written as Java writes a {kind}: {value}")]
+    NotCanonical { field: String, kind: &'static str, value: String },
+    /// A body where the code takes none, or none where it needs one.
+    #[error("request code {code} {}", if *.expected { "needs a body" } else { "takes no body" })]
+    Body { code: i32, expected: bool },
 }
 
 /// Why a request was refused; the text is the remark of its NO_PERMISSION (16) answer.
@@ -117,18 +168,24 @@ impl Denied {
 }
 
 /// Checks a request's credentials against `accounts`: the account it names, from the address
-/// `peer`, with a signature over its fields and body, allowed to send its code and, for broker
-/// codes, to act for the broker it names, in its code's shape. Returns the account.
-pub fn check<'a>(accounts: &'a Accounts, peer: IpAddr, req: &RemotingCommand) -> Result<&'a Arc<Account>, Denied> {
+/// `peer`, with a signature over its fields and body, of a role `access` allows, acting only
+/// for the brokers it lists where `access` says so, in its code's shape. Returns the account.
+pub fn check<'a>(
+    accounts: &'a Accounts,
+    peer: IpAddr,
+    req: &RemotingCommand,
+    access: &Access,
+) -> Result<&'a Arc<Account>, Denied> {
     let account = authenticate(accounts, peer, req)?;
-    let key = &account.access_key;
-    if !role_allows(account.role, req.code) {
-        return Err(Denied::RoleNotAllowed { key: shown(key), role: account.role, code: req.code });
+    if !access.roles.allows(account.role) {
+        return Err(Denied::RoleNotAllowed { key: shown(&account.access_key), role: account.role, code: req.code });
     }
-    if account.role == Role::Broker && BROKER_CODES.contains(&req.code) {
+    if account.role == Role::Broker && access.broker_scoped {
         names_a_listed_broker(account, req)?;
     }
-    shape::check(req)?;
+    if let Some(shape) = access.shape {
+        shape(req)?;
+    }
     Ok(account)
 }
 
@@ -242,58 +299,46 @@ mod tests {
 
     const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
+    /// How these tests' codes are protected: brokers' codes scoped to the brokers an account
+    /// lists, route and cluster queries for every reader, anything else for admins only.
+    fn access(code: i32) -> Access {
+        let (protection, roles, broker_scoped) = match code {
+            103 | 104 | 322 | 904 => (Protection::FromBroker, Roles::BROKERS, true),
+            105 | 106 => (Protection::FromAll, Roles::READERS, false),
+            _ => (Protection::Always, Roles::ADMIN, false),
+        };
+        Access { protection, roles, broker_scoped, shape: None }
+    }
+
+    #[test]
+    fn the_levels_nest_and_roles_are_a_set() {
+        use AclProtect::*;
+        assert!([Admin, Broker, All].into_iter().all(|level| Protection::Always.at(level)));
+        assert_eq!([Admin, Broker, All].map(|l| Protection::FromBroker.at(l)), [false, true, true]);
+        assert_eq!([Admin, Broker, All].map(|l| Protection::FromAll.at(l)), [false, false, true]);
+        let roles = [Role::Admin, Role::Broker, Role::Client, Role::Peer];
+        assert_eq!(roles.map(|r| Roles::ADMIN.allows(r)), [true, false, false, false]);
+        assert_eq!(roles.map(|r| Roles::BROKERS.allows(r)), [true, true, false, false]);
+        assert_eq!(roles.map(|r| Roles::READERS.allows(r)), [true, true, true, false]);
+        assert_eq!(roles.map(|r| Roles::PEERS.allows(r)), [false, false, false, true]);
+    }
+
     fn denied(req: &RemotingCommand) -> Denied {
-        check(&accounts(), LOCAL, req).unwrap_err()
-    }
-
-    #[test]
-    fn each_level_protects_what_it_names_and_the_levels_nest() {
-        for code in [100, 102, 205, 216, 217, 318, 319, 327] {
-            assert!(
-                protects(AclProtect::Admin, code)
-                    && protects(AclProtect::Broker, code)
-                    && protects(AclProtect::All, code)
-            );
-        }
-        for code in [103, 104, 322, 904] {
-            assert!(!protects(AclProtect::Admin, code) && protects(AclProtect::Broker, code), "{code}");
-        }
-        for code in [101, 105, 106, 206, 219, 224, 304, 311, 312, 313, 901, 99999] {
-            assert!(!protects(AclProtect::Broker, code) && protects(AclProtect::All, code), "{code}");
-        }
-    }
-
-    #[test]
-    fn roles_admin_everything_broker_its_own_codes_and_reads_client_reads_only() {
-        for code in [100, 103, 105, 318, 319, 99999] {
-            assert!(role_allows(Role::Admin, code), "{code}");
-        }
-        for code in [103, 104, 322, 904, 217, 105, 106] {
-            assert!(role_allows(Role::Broker, code), "{code}");
-        }
-        for code in [100, 102, 205, 216, 318, 319, 327] {
-            assert!(!role_allows(Role::Broker, code) && !role_allows(Role::Client, code), "{code}");
-        }
-        for code in READ_ONLY_CODES {
-            assert!(role_allows(Role::Client, *code), "{code}");
-        }
-        for code in [103, 104, 217, 322, 904] {
-            assert!(!role_allows(Role::Client, code), "{code}");
-        }
+        check(&accounts(), LOCAL, req, &access(req.code)).unwrap_err()
     }
 
     #[test]
     fn a_correctly_signed_request_passes_and_names_its_account() {
         let req = signed(100, &[("namespace", "ns"), ("key", "k"), ("value", "v")], "ops", "ops-secret");
-        assert_eq!(check(&accounts(), LOCAL, &req).unwrap().access_key, "ops");
+        assert_eq!(check(&accounts(), LOCAL, &req, &access(req.code)).unwrap().access_key, "ops");
         let with_body = signed(318, &[], "ops", "ops-secret").with_body(&b"x=1"[..]);
         assert!(
-            matches!(check(&accounts(), LOCAL, &with_body), Err(Denied::BadSignature(_))),
+            matches!(check(&accounts(), LOCAL, &with_body, &access(with_body.code)), Err(Denied::BadSignature(_))),
             "body added after signing"
         );
         let mut body_first = RemotingCommand::request(318, None).with_body(&b"x=1"[..]);
         sign_command(&mut body_first, &creds("ops", "ops-secret"));
-        assert!(check(&accounts(), LOCAL, &body_first).is_ok(), "the body is signed");
+        assert!(check(&accounts(), LOCAL, &body_first, &access(body_first.code)).is_ok(), "the body is signed");
     }
 
     #[test]
@@ -320,7 +365,7 @@ mod tests {
         );
         let elsewhere = signed(100, &[], "lan-only", "lan-secret");
         assert_eq!(denied(&elsewhere), Denied::AccountAddressNotAllowed("lan-only".into(), LOCAL));
-        assert!(check(&accounts(), "10.9.8.7".parse().unwrap(), &elsewhere).is_ok());
+        assert!(check(&accounts(), "10.9.8.7".parse().unwrap(), &elsewhere, &access(elsewhere.code)).is_ok());
     }
 
     #[test]
@@ -344,7 +389,7 @@ mod tests {
     #[test]
     fn a_replayed_request_with_one_field_changed_fails() {
         let original = signed(216, &[("topic", "Orders"), ("clusterName", "c1")], "ops", "ops-secret");
-        assert!(check(&accounts(), LOCAL, &original).is_ok());
+        assert!(check(&accounts(), LOCAL, &original, &access(original.code)).is_ok());
         let mut replay = original.clone();
         replay.ext_fields.as_mut().unwrap().insert("topic", "Payments");
         assert_eq!(denied(&replay), Denied::BadSignature("ops".into()));
@@ -359,13 +404,13 @@ mod tests {
     #[test]
     fn a_broker_account_acts_only_for_the_brokers_it_lists() {
         let own = signed(904, &[("brokerName", "broker-a"), ("brokerAddr", "a:1")], "bk", "bk-secret");
-        assert!(check(&accounts(), LOCAL, &own).is_ok());
+        assert!(check(&accounts(), LOCAL, &own, &access(own.code)).is_ok());
         let other = signed(904, &[("brokerName", "broker-b"), ("brokerAddr", "b:1")], "bk", "bk-secret");
         assert_eq!(denied(&other), Denied::BrokerNotListed { key: "bk".into(), broker: "broker-b".into() });
         let nameless = signed(322, &[("brokerAddr", "b:1")], "bk", "bk-secret");
         assert_eq!(denied(&nameless), Denied::MissingBrokerName("bk".into()));
         let admin = signed(104, &[("brokerName", "broker-b")], "ops", "ops-secret");
-        assert!(check(&accounts(), LOCAL, &admin).is_ok(), "an admin acts for any broker");
+        assert!(check(&accounts(), LOCAL, &admin, &access(admin.code)).is_ok(), "an admin acts for any broker");
     }
 
     #[test]
@@ -377,7 +422,7 @@ mod tests {
             ext.insert("AccessKey", "rocketmq2");
             ext.insert("Signature", "GeeGoP9mRvDhoVp4PD5omX0prgE=");
             let req = RemotingCommand::request(105, Some(ext));
-            assert!(check(&accounts(), LOCAL, &req).is_ok(), "{fields:?}");
+            assert!(check(&accounts(), LOCAL, &req, &access(req.code)).is_ok(), "{fields:?}");
         }
     }
 
@@ -389,18 +434,13 @@ mod tests {
         let mut req = signed_without.clone();
         req.ext_fields.as_mut().unwrap().insert(fields[1].0, fields[1].1);
         req.version = 399;
-        assert!(check(&accounts(), LOCAL, &req).is_ok(), "V4_9_3 did not sign it");
+        assert!(check(&accounts(), LOCAL, &req, &access(req.code)).is_ok(), "V4_9_3 did not sign it");
         req.version = 401;
-        assert!(matches!(check(&accounts(), LOCAL, &req), Err(Denied::BadSignature(_))), "later clients do");
+        assert!(
+            matches!(check(&accounts(), LOCAL, &req, &access(req.code)), Err(Denied::BadSignature(_))),
+            "later clients do"
+        );
         let both = signed(105, &fields, "rocketmq2", "12345678");
-        assert!(check(&accounts(), LOCAL, &both).is_ok());
-    }
-
-    #[test]
-    fn peer_supplied_names_are_escaped_and_cut_short_in_remarks() {
-        assert_eq!(shown("bad\nkey"), "bad\\nkey");
-        let long = "k".repeat(1000);
-        assert_eq!(shown(&long), format!("{}...", "k".repeat(64)));
-        assert_eq!(shown("broker-ä"), "broker-ä");
+        assert!(check(&accounts(), LOCAL, &both, &access(both.code)).is_ok());
     }
 }

@@ -8,8 +8,9 @@ use tracing::{debug, warn};
 
 use super::frames::FrameError;
 use super::Connection;
+use crate::service::Service;
 
-impl Connection {
+impl<S: Service> Connection<S> {
     /// Closes the connection over a frame it cannot take.
     pub(super) fn on_frame_error(&mut self, error: FrameError, ctx: &mut Context<Self>) {
         let _entered = self.span.clone().entered();

@@ -10,16 +10,11 @@ use tracing::{debug, warn};
 
 use super::writer::Outbox;
 use super::Connection;
-use crate::dispatch::route::{Outstanding, Reply};
 use crate::metrics::requests::RequestTally;
-use crate::metrics::{controller_code_name, Listener};
-use crate::protocol::controller::ControllerRequestCode;
-use crate::protocol::{CodecError, RequestCode};
+use crate::protocol::CodecError;
+use crate::service::{Outstanding, Reply, Service, Session, REQUEST_LOG_TARGET};
 
-/// The target of a connection's log lines.
-const TARGET: &str = "namesrv::connection";
-
-impl Connection {
+impl<S: Service> Connection<S> {
     /// Accounts for a request handled at `now` (counted in `tally` when given, else alone;
     /// slow-request and debug lines) and queues its reply, if it has one.
     pub(super) fn finish(
@@ -36,12 +31,12 @@ impl Connection {
         match tally {
             Some(tally) => tally.record(response_code, elapsed.as_nanos() as u64),
             None => {
-                let listener = self.listener();
+                let listener = <S::Session as Session>::LISTENER;
                 self.context.metrics.request_on(listener, flight.code, response_code, elapsed.as_nanos() as u64)
             }
         }
         self.log_handled(&flight, response_code, elapsed);
-        if flight.code == RequestCode::RegisterBroker as i32 && response_code == Some(0) {
+        if response_code == Some(0) && <S::Session as Session>::claims_reserve(flight.code) {
             // It carries a broker: the reserve of every budget is open to it from now on.
             self.share.promote();
             self.on_reserve = false;
@@ -52,27 +47,12 @@ impl Connection {
                 let body_len = response.body.as_ref().map_or(0, |b| b.len());
                 self.reply(body_len, now, ctx, |outbox| outbox.send(&response));
             }
-            Reply::Found(body) => {
-                let dispatcher = self.dispatcher.clone();
+            Reply::Framed(template, body) => {
                 let len = body.bytes().len();
-                match dispatcher.route_found_template(flight.header) {
-                    Some(template) => {
-                        self.reply(len, now, ctx, |outbox| Ok(outbox.send_shared(template, flight.opaque, &body)))
-                    }
-                    None => self.reply(len, now, ctx, |outbox| outbox.send(&dispatcher.found_response(&flight, &body))),
-                }
+                self.reply(len, now, ctx, |outbox| Ok(outbox.send_shared(&template, flight.opaque, &body)));
             }
         }
         self.close_if_drained();
-    }
-
-    /// The listener this connection came in on.
-    fn listener(&self) -> Listener {
-        if self.dispatcher.fronts_controller() {
-            Listener::Controller
-        } else {
-            Listener::Namesrv
-        }
     }
 
     /// The slow-request line of a request handled in `elapsed`, and its debug line while
@@ -86,17 +66,14 @@ impl Connection {
         let _entered = self.span.clone().entered();
         let Outstanding { code, depth_met, ref topic, header, .. } = *flight;
         let header = header.name();
-        let msg = match self.listener() {
-            Listener::Namesrv => RequestCode::from_i32(code).map_or("UNKNOWN", RequestCode::name),
-            Listener::Controller => ControllerRequestCode::from_i32(code).map_or("UNKNOWN", controller_code_name),
-        };
+        let msg = <S::Session as Session>::code_name(code);
         if slow {
             let elapsed_ms = elapsed.as_millis() as u64;
-            warn!(target: TARGET, msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
+            warn!(target: REQUEST_LOG_TARGET, msg, code, elapsed_ms, mailbox_depth = depth_met, "slow request");
         }
         if let Some(suppressed) = debug.then(|| crate::ratelog::request_lines().admit()).flatten() {
             let (topic, queued, elapsed_us) = (topic.as_deref(), self.flow.in_flight(), elapsed.as_micros() as u64);
-            debug!(target: TARGET, msg, code, topic, response_code, header, queued, elapsed_us, suppressed, "handled");
+            debug!(target: REQUEST_LOG_TARGET, msg, code, topic, response_code, header, queued, elapsed_us, suppressed, "handled");
         }
     }
 
@@ -116,13 +93,13 @@ impl Connection {
         if let Err(error) = self.flow.admit_reply(body_len) {
             // A peer that pipelines large requests and does not read their replies.
             let _entered = self.span.clone().entered();
-            warn!(target: TARGET, %error, "closing connection: reply budget exhausted");
+            warn!(target: REQUEST_LOG_TARGET, %error, "closing connection: reply budget exhausted");
             ctx.stop();
             return;
         }
         if let Err(error) = send(outbox) {
             let _entered = self.span.clone().entered();
-            warn!(target: TARGET, %error, "closing connection: reply cannot be encoded");
+            warn!(target: REQUEST_LOG_TARGET, %error, "closing connection: reply cannot be encoded");
             ctx.stop();
         }
     }

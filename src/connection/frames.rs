@@ -21,11 +21,11 @@ use tokio_util::codec::Decoder;
 
 use prometheus_client::metrics::counter::Counter;
 
-use crate::dispatch::route::RouteFrame;
 use crate::peers::{ByteBudget, OverShare, Share};
 use crate::protocol::codec::announced_frame_bytes;
 use crate::protocol::sniff::{foreign_protocol, Foreign};
 use crate::protocol::{CodecError, RemotingCodec, RemotingCommand};
+use crate::service::RouteFrame;
 
 /// Frames up to this size never need the budget.
 pub const SMALL_FRAME_BYTES: usize = 64 * 1024;

@@ -1,49 +1,27 @@
-//! A connection's route lane: its route queries go to its thread's route batcher as they are
-//! admitted, and their answers come back a batch at a time, each turned into its reply by the
-//! dispatcher and finished as every request is; a batch's requests are counted in the metrics
-//! at once.
+//! Requests finished elsewhere (the NameServer's route lane answers a batch at a time): their
+//! replies come back through the connection's finished queue, and each is finished as every
+//! request is; a batch's requests are counted in the metrics at once.
 
 use std::time::Instant;
 
 use actix::prelude::*;
 
 use super::Connection;
-use crate::dispatch::batch::Answer;
-use crate::dispatch::route::{Outstanding, RouteFrame, ROUTE};
-use crate::registry::route_answer::RouteQuery;
+use crate::service::{Done, Service, Session};
 
-impl Connection {
-    /// Sends a route query the codec read off its frame down the route lane.
-    pub(super) fn on_route(&mut self, frame: RouteFrame) {
-        self.flow.request_started();
-        let depth_met = self.context.registry.depth();
-        let (flight, query) = self.dispatcher.route_frame(self.origin.conn, frame, depth_met);
-        self.route(query, flight);
-    }
-
-    /// Sends a route query down the route lane, its topic noted for the debug line while that
-    /// line is enabled.
-    pub(super) fn route(&mut self, query: RouteQuery, mut flight: Outstanding) {
-        if tracing::enabled!(tracing::Level::DEBUG) {
-            flight.topic = query.topic.as_deref().map(str::to_owned);
-        }
-        self.routes.enqueue(query, flight, &self.answered);
-    }
-}
-
-impl StreamHandler<Vec<Answer>> for Connection {
-    /// Replies to the route queries the batcher answered (one batch at a time).
-    fn handle(&mut self, mut answers: Vec<Answer>, ctx: &mut Context<Self>) {
+impl<S: Service> StreamHandler<Vec<Done>> for Connection<S> {
+    /// Replies to the requests finished elsewhere (one batch at a time).
+    fn handle(&mut self, mut batch: Vec<Done>, ctx: &mut Context<Self>) {
+        let Some(code) = batch.first().map(|(flight, _)| flight.code) else { return };
         let now = Instant::now();
-        let mut tally = self.context.metrics.tally(ROUTE);
-        for (flight, answer) in answers.drain(..) {
-            let reply = self.dispatcher.route_reply(&flight, answer);
+        let mut tally = self.context.metrics.tally(<S::Session as Session>::LISTENER, code);
+        for (flight, reply) in batch.drain(..) {
             self.finish(flight, reply, now, Some(&mut tally), ctx);
         }
-        self.answered.recycle(answers);
+        self.finished.recycle(batch);
         self.context.metrics.add_tally(&tally);
     }
 
-    /// The answers never end while the connection lives: nothing to do.
+    /// The queue never ends while the connection lives: nothing to do.
     fn finished(&mut self, _: &mut Context<Self>) {}
 }

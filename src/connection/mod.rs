@@ -1,12 +1,13 @@
-//! The `Connection` actor: one per TCP channel, plumbing only. Decodes frames (`frames`:
-//! admitted against the global budget of partly received frames), hands each request to the
-//! dispatcher's one entrance (`Dispatcher::admit`) and takes it where admission says — the route
-//! lane (`lane`: its thread's batcher, answers a batch at a time) or `Dispatcher::dispatch` —,
-//! ends each request the same way (`finish`: counted, logged, its reply queued for the writer,
-//! `writer`, possibly out of order), and stops reading while too much is in flight or queued
-//! (`flow`). It closes itself on a bad frame, a frame not completed in time, when idle
-//! (`closing`), or once drained after the server told it to stop. A connection that carried a
-//! broker registration tells the registry when it closes, so that broker goes at once.
+//! The `Connection` actor: one per TCP channel, plumbing only, for whichever service its listener
+//! serves (`crate::service`). It decodes frames (`frames`: admitted against the global budget of
+//! partly received frames), hands each request to its session, which admits it and says where it
+//! goes — handled by the session's future, down a lane of the service whose replies come back
+//! through the finished queue a batch at a time (`lane`), or answered at once —, ends each
+//! request the same way (`finish`: counted, logged, its reply queued for the writer, `writer`,
+//! possibly out of order), and stops reading while too much is in flight or queued (`flow`). It
+//! closes itself on a bad frame, a frame not completed in time, when idle (`closing`), or once
+//! drained after the server told it to stop; its session hears of the close. It knows no request
+//! code: what it asks of one (its name, whether it claims the broker reserve) its session says.
 
 mod closing;
 mod finish;
@@ -26,15 +27,12 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::codec::FramedRead;
 use tracing::{debug, info_span, warn, Instrument, Span};
 
-use crate::dispatch::batch::{Answered, RouteBatcher};
-use crate::dispatch::route::{Admission, Reply};
-use crate::dispatch::Dispatcher;
 use crate::metrics::Metrics;
 use crate::origin::Origin;
 use crate::peers::Share;
-use crate::protocol::{RemotingCodec, RemotingCommand, RequestCode};
-use crate::registry::messages::{AttachConnection, CloseConnection, ConnectionClosed};
-use crate::registry::RegistryHandle;
+use crate::protocol::{RemotingCodec, RemotingCommand};
+use crate::registry::messages::CloseConnection;
+use crate::service::{Finished, Opening, Reply, Service, Session, Step};
 use flow::{Flow, FlowLimits, ReplyBudget, Throttled};
 use frames::{Admitted, AdmittedCodec, FrameBudget, FrameError, FrameReservation};
 use writer::{write_frames, Outbox};
@@ -56,13 +54,10 @@ pub struct Lifecycle {
     pub on_reserve: bool,
 }
 
-/// What a connection needs besides its socket.
+/// What a connection needs besides its socket and its service: the limits, budgets and
+/// deadlines every listener's connections share.
 #[derive(Clone)]
 pub struct ConnectionContext {
-    /// Handles the requests.
-    pub dispatcher: Dispatcher,
-    /// Told when a connection that carried registrations closes.
-    pub registry: RegistryHandle,
     /// Frame limits.
     pub codec: RemotingCodec,
     /// The process-wide budget of large frames received or waiting, shared fairly.
@@ -87,21 +82,16 @@ pub struct ConnectionContext {
     pub slow_request: Duration,
 }
 
-/// One client or broker connection.
-pub struct Connection {
-    /// Its id and peer, in logs and in the brokers it registers.
-    origin: Origin,
+/// One client or broker connection to the service `S`.
+pub struct Connection<S: Service> {
     /// `conn` span (id, peer): entered by every handler, so every line logged carries them.
     span: Span,
-    /// Handles requests, the registry, limits and timeouts.
+    /// Limits and timeouts.
     context: ConnectionContext,
-    /// The context's dispatcher, shared with this connection's requests in flight without
-    /// touching the counters other threads' connections share.
-    dispatcher: Rc<Dispatcher>,
-    /// The route batcher of the thread this connection runs on (one per server and thread).
-    routes: Rc<RouteBatcher>,
-    /// Where the batcher leaves the answers to this connection's route queries.
-    answered: Rc<Answered>,
+    /// Its side of the service: admits and handles its requests.
+    session: S::Session,
+    /// Where requests finished elsewhere come back (a lane's replies).
+    finished: Rc<Finished>,
     /// Where replies go; `None` once closing (the writer then drains and shuts the socket).
     outbox: Option<Outbox>,
     /// Requests in flight and reply bytes queued, shared with the reader and the writer.
@@ -117,12 +107,10 @@ pub struct Connection {
     /// What it draws on of the shared budgets; a broker's once it registered one.
     share: Rc<Share>,
     /// It took a slot of the broker reserve and has not registered a broker yet: a first
-    /// request that is no registration closes it.
+    /// request that claims no reserve closes it.
     on_reserve: bool,
     /// The last complete frame in or reply queued.
     last_activity: Instant,
-    /// It carried a REGISTER_BROKER: its close removes that broker.
-    carried_registration: bool,
     /// The server's stop signal, until `started` hands it to the task that watches it.
     stop: Option<broadcast::Receiver<()>>,
     /// That task, ended with the connection.
@@ -132,36 +120,36 @@ pub struct Connection {
 }
 
 /// The frame decoder of a connection drawing on `share`, noting when a frame began and when
-/// its last byte came.
+/// its last byte came; it reads plain route queries off their frames where the session does.
 fn frame_decoder(
     context: &ConnectionContext,
     share: &Rc<Share>,
     receiving_since: &Rc<Cell<Option<Instant>>>,
     last_byte: &Rc<Cell<Option<Instant>>>,
+    route_frames: bool,
 ) -> AdmittedCodec {
     let received = context.metrics.bytes_received.clone();
     let codec =
         AdmittedCodec::new(context.codec.clone(), context.frame_budget.clone(), receiving_since.clone(), received)
             .watching_bytes(last_byte.clone())
             .drawing_on(share.clone());
-    if context.dispatcher.route_frames_open() {
+    if route_frames {
         codec.with_route_frames()
     } else {
         codec
     }
 }
 
-impl Connection {
+impl<S: Service> Connection<S> {
     /// Starts the actor for an accepted connection's two halves on the current arbiter, whose
-    /// route batcher is `routes`.
+    /// part of the service is `thread`.
     pub fn start<R, W>(
-        read: R,
-        write: W,
+        (read, write): (R, W),
         origin: Origin,
         context: ConnectionContext,
         lifecycle: Lifecycle,
-        routes: Rc<RouteBatcher>,
-    ) -> Addr<Connection>
+        (service, thread): (&S, &Rc<S::Thread>),
+    ) -> Addr<Connection<S>>
     where
         R: AsyncRead + Unpin + 'static,
         W: AsyncWrite + Unpin + 'static,
@@ -169,33 +157,21 @@ impl Connection {
         Connection::create(|ctx| {
             let share = Rc::new(lifecycle.share);
             let flow = Flow::new(context.flow_limits, context.reply_budget.clone(), share.clone());
-            let receiving_since = Rc::new(Cell::new(None));
-            let metrics = &context.metrics;
-            metrics.connections.inc();
-            metrics.connections_accepted.inc();
-            let last_byte = Rc::new(Cell::new(None));
-            let codec = frame_decoder(&context, &share, &receiving_since, &last_byte);
+            let (finished, finishing) = Finished::new();
+            let closer = ctx.address().recipient();
+            let session = service.open(thread, Opening { origin, closer, finished: finished.clone() });
+            let (receiving_since, last_byte) = (Rc::new(Cell::new(None)), Rc::new(Cell::new(None)));
+            let codec = frame_decoder(&context, &share, &receiving_since, &last_byte, session.reads_route_frames());
             // Requests are small: a 2 KiB read buffer holds several; it grows for large frames and
             // is let go of after them (`frames`), so idle connections stay cheap.
             let framed = FramedRead::with_capacity(read, codec, READ_BUFFER_BYTES);
             let reading = ctx.add_stream(Throttled::new(framed, flow.clone()));
-            let (answered, answers) = Answered::new();
-            ctx.add_stream(answers);
-            let (outbox, queued) = Outbox::new(flow.clone());
-            let writing = write_frames(write, queued, flow.clone(), metrics.bytes_sent.clone());
-            ctx.spawn(actix::fut::wrap_future::<_, Self>(writing).map(|written, conn, ctx| {
-                if let Err(error) = written {
-                    let _entered = conn.span.clone().entered();
-                    warn!(%error, "closing connection: write failed");
-                }
-                ctx.stop();
-            }));
+            ctx.add_stream(finishing);
+            let outbox = Self::start_writer(write, &flow, &context.metrics, ctx);
             Connection {
-                origin,
                 span: info_span!("conn", id = origin.conn.0, peer = %origin.peer),
-                dispatcher: Rc::new(context.dispatcher.clone()),
-                routes,
-                answered,
+                session,
+                finished,
                 context,
                 outbox: Some(outbox),
                 flow,
@@ -206,7 +182,6 @@ impl Connection {
                 share,
                 on_reserve: lifecycle.on_reserve,
                 last_activity: Instant::now(),
-                carried_registration: false,
                 stop: Some(lifecycle.stop),
                 stop_watch: None,
                 _done: lifecycle.done,
@@ -214,9 +189,31 @@ impl Connection {
         })
     }
 
-    /// Takes one request received at `begin` where admission says. The frame budget its frame
-    /// holds (`reservation`) is given back once it has been handled (a route query's, once
-    /// admitted: its frame is dropped then).
+    /// Starts the writing half: the replies queued on the returned outbox are written in
+    /// order; a failed write stops the connection.
+    fn start_writer<W: AsyncWrite + Unpin + 'static>(
+        write: W,
+        flow: &Rc<Flow>,
+        metrics: &Metrics,
+        ctx: &mut Context<Self>,
+    ) -> Outbox {
+        metrics.connections.inc();
+        metrics.connections_accepted.inc();
+        let (outbox, queued) = Outbox::new(flow.clone());
+        let writing = write_frames(write, queued, flow.clone(), metrics.bytes_sent.clone());
+        ctx.spawn(actix::fut::wrap_future::<_, Self>(writing).map(|written, conn, ctx| {
+            if let Err(error) = written {
+                let _entered = conn.span.clone().entered();
+                warn!(%error, "closing connection: write failed");
+            }
+            ctx.stop();
+        }));
+        outbox
+    }
+
+    /// Takes one request received at `begin` where its session says. The frame budget its
+    /// frame holds (`reservation`) is given back once it has been handled (a lane's request's,
+    /// once admitted: its frame is dropped then).
     fn on_request(
         &mut self,
         request: RemotingCommand,
@@ -225,39 +222,30 @@ impl Connection {
         ctx: &mut Context<Self>,
     ) {
         if request.is_response() {
-            // The NameServer sends no requests over server connections, so nothing waits for this.
+            // The server sends no requests over server connections, so nothing waits for this.
             let _entered = self.span.clone().entered();
             debug!(code = request.code, opaque = request.opaque, "dropping unexpected response frame");
             return;
         }
-        let code = request.code;
-        if self.on_reserve && code != RequestCode::RegisterBroker as i32 {
+        if self.on_reserve && !<S::Session as Session>::claims_reserve(request.code) {
             // A slot kept for brokers, taken by something else.
             let _entered = self.span.clone().entered();
+            let code = request.code;
             warn!(code, "closing connection: on the broker reserve of max_connections, its first request must register a broker");
             return ctx.stop();
         }
-        let registers = code == RequestCode::RegisterBroker as i32 && !self.dispatcher.fronts_controller();
-        if registers && !self.carried_registration {
-            // Before its first registration, so the registry can close it when that broker expires.
-            self.carried_registration = true;
-            self.context.registry.tell(AttachConnection { conn: self.origin.conn, closer: ctx.address().recipient() });
-        }
         self.flow.request_started();
-        let depth_met = self.context.registry.depth();
-        let (flight, admission) = self.dispatcher.admit(self.origin, request, begin, depth_met);
-        let checked = match admission {
-            Admission::Route(query) => return self.route(query, flight),
-            Admission::Answered(reply) => return self.finish(flight, reply, Instant::now(), None, ctx),
-            Admission::Dispatch(checked) => checked,
+        let (flight, admitted, quiet) = match self.session.admit(request, begin) {
+            Step::Queued => return,
+            Step::Answered(flight, reply) => return self.finish(flight, reply, Instant::now(), None, ctx),
+            Step::Handle { outstanding, admitted, quiet } => (outstanding, admitted, quiet),
         };
-        // Cluster queries log nothing while they run: they skip entering the span, which costs
-        // more than their lookup.
-        let span = if code == RequestCode::GetBrokerClusterInfo as i32 { Span::none() } else { self.span.clone() };
-        let work = self.dispatcher.clone().dispatch(self.origin, checked).instrument(span);
-        ctx.spawn(work.into_actor(self).map(move |response, conn, ctx| {
+        // A quiet request logs nothing while it runs: it skips entering the span, which costs
+        // more than a cheap request's work.
+        let span = if quiet { Span::none() } else { self.span.clone() };
+        let work = self.session.handle(admitted).instrument(span);
+        ctx.spawn(work.into_actor(self).map(move |reply: Reply, conn, ctx| {
             drop(reservation);
-            let reply = response.map_or(Reply::Nothing, Reply::Command);
             conn.finish(flight, reply, Instant::now(), None, ctx);
         }));
     }
@@ -280,7 +268,7 @@ impl Connection {
     }
 }
 
-impl Actor for Connection {
+impl<S: Service> Actor for Connection<S> {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
@@ -319,18 +307,14 @@ impl Actor for Connection {
             watch.abort();
         }
         debug!("connection closed");
-        if self.carried_registration {
-            self.context.registry.tell(ConnectionClosed { conn: self.origin.conn });
-        }
-        // On the controller listener: brokers that heartbeat over it are inactive at once.
-        self.dispatcher.connection_closed(self.origin.conn);
-        // After the registry is told: whoever sees the gauge drop knows the close is queued
+        self.session.closed();
+        // After the session is told: whoever sees the gauge drop knows the close is queued
         // ahead of any request they send next.
         self.context.metrics.connections.dec();
     }
 }
 
-impl StreamHandler<Result<Admitted, FrameError>> for Connection {
+impl<S: Service> StreamHandler<Result<Admitted, FrameError>> for Connection<S> {
     fn handle(&mut self, frame: Result<Admitted, FrameError>, ctx: &mut Context<Self>) {
         // A request enters the span only where it logs (entering costs more than a route lookup).
         let admitted = match frame {
@@ -340,7 +324,8 @@ impl StreamHandler<Result<Admitted, FrameError>> for Connection {
         match admitted {
             Admitted::Route(route) => {
                 self.last_activity = route.read_at;
-                self.on_route(route);
+                self.flow.request_started();
+                self.session.route_frame(route);
             }
             Admitted::Request { request, reservation, read_at } => {
                 self.last_activity = read_at;
@@ -355,7 +340,7 @@ impl StreamHandler<Result<Admitted, FrameError>> for Connection {
 #[rtype(result = "()")]
 struct StopReading;
 
-impl Handler<StopReading> for Connection {
+impl<S: Service> Handler<StopReading> for Connection<S> {
     type Result = ();
 
     fn handle(&mut self, _: StopReading, ctx: &mut Context<Self>) {
@@ -363,7 +348,7 @@ impl Handler<StopReading> for Connection {
     }
 }
 
-impl Handler<CloseConnection> for Connection {
+impl<S: Service> Handler<CloseConnection> for Connection<S> {
     type Result = ();
 
     fn handle(&mut self, msg: CloseConnection, ctx: &mut Context<Self>) {

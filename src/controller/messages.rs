@@ -6,6 +6,7 @@ use std::time::Duration;
 use thiserror::Error;
 use tokio::sync::oneshot;
 
+use super::raft::Peer;
 use crate::origin::ConnId;
 use crate::protocol::controller::response::MetadataResponse;
 use crate::request;
@@ -30,10 +31,27 @@ pub enum Failure {
     /// The state changed between the decision and its commit (should not happen: one write at a time).
     #[error("controller state changed while the write was committed; retry")]
     Stale,
-    /// Raft failed (the node is shutting down or its storage failed).
+    /// Raft failed (the node is shutting down or its storage failed), or the actor is gone.
     #[error("controller unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(Unavailable),
 }
+
+/// Why the controller could not be asked or could not commit.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum Unavailable {
+    /// The actor stopped before it answered.
+    #[error("controller stopped")]
+    Stopped,
+    /// The actor's mailbox is closed or full.
+    #[error(transparent)]
+    Mailbox(#[from] actix::MailboxError),
+    /// Raft refused the write (shutting down, or its storage failed).
+    #[error(transparent)]
+    Raft(#[from] Box<RaftWriteError>),
+}
+
+/// What openraft answers a write that failed.
+pub type RaftWriteError = openraft::error::RaftError<u64, openraft::error::ClientWriteError<u64, Peer>>;
 
 /// Why the controller started an election.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -88,7 +88,7 @@ impl Controller {
                 let result = match tokio::time::timeout(wait, raft.client_write(Command::one(event))).await {
                     Ok(Ok(written)) => Ok(written.data),
                     Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_)))) => Err(Failure::NotLeader),
-                    Ok(Err(e)) => Err(Failure::Unavailable(e.to_string())),
+                    Ok(Err(e)) => Err(Failure::Unavailable(Box::new(e).into())),
                     Err(_) => Err(Failure::NotCommitted { waited: wait, leader, term }),
                 };
                 me.do_send(WriteDone(result));

@@ -69,7 +69,10 @@ async fn ask<M>(state: &HttpState, msg: M) -> Result<M::Output, HttpResponse>
 where
     M: crate::mailbox::Request + crate::mailbox::Apply<crate::registry::RouteRegistry>,
 {
-    match tokio::time::timeout(DEADLINE, state.registry.ask(msg)).await {
+    let Some(registry) = &state.registry else {
+        return Err(HttpResponse::NotFound().json(json!({"error": "no NameServer runs here (standalone controller)"})));
+    };
+    match tokio::time::timeout(DEADLINE, registry.ask(msg)).await {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(error)) => Err(HttpResponse::ServiceUnavailable().json(json!({"error": error.to_string()}))),
         Err(_) => Err(HttpResponse::ServiceUnavailable().json(json!({"error": "registry did not answer in time"}))),

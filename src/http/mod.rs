@@ -16,7 +16,9 @@ use actix_web::http::header::{self, ContentType};
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use serde_json::json;
 
+use crate::controller::messages::GetMetadata;
 use crate::controller::ControllerHandle;
+use crate::mailbox::{Mailbox, Queued, Request};
 use crate::metrics::Metrics;
 use crate::origin::ConnId;
 use crate::registry::messages::{GetReadiness, GetScrapeFigures, Ping};
@@ -50,8 +52,8 @@ impl Listening {
 /// What the handlers reach.
 #[derive(Clone)]
 pub struct HttpState {
-    /// Route state.
-    pub registry: RegistryHandle,
+    /// Route state; `None` in a standalone controller (no NameServer runs).
+    pub registry: Option<RegistryHandle>,
     /// The controller, when it runs here.
     pub controller: Option<ControllerHandle>,
     /// Exported figures; `None` when metrics are off.
@@ -131,11 +133,12 @@ async fn metrics(state: web::Data<HttpState>, request: HttpRequest) -> HttpRespo
     if !metrics.is_on() {
         return HttpResponse::NotFound().body("metrics are off (metrics_enabled = false)\n");
     }
-    if let Ok(Ok(scrape)) =
-        tokio::time::timeout(LIVENESS_DEADLINE, state.registry.ask(GetScrapeFigures { conn: ConnId::SERVER })).await
-    {
-        metrics.set_registry_figures(scrape.totals);
-        metrics.cluster_brokers.set(&scrape.clusters);
+    if let Some(registry) = &state.registry {
+        let asked = registry.ask(GetScrapeFigures { conn: ConnId::SERVER });
+        if let Ok(Ok(scrape)) = tokio::time::timeout(LIVENESS_DEADLINE, asked).await {
+            metrics.set_registry_figures(scrape.totals);
+            metrics.cluster_brokers.set(&scrape.clusters);
+        }
     }
     let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let (content_type, body) = if wants_openmetrics(accept) {
@@ -163,14 +166,19 @@ fn wants_openmetrics(accept: &str) -> bool {
     openmetrics > 0.0 && openmetrics >= plain
 }
 
-/// `GET /livez`: 200 while the registry actor makes progress: it handled a message within the
-/// last second (a busy registry is live, however long its queue), or, idle, it answers a probe
-/// within a second; else 503 (wedged, or gone).
+/// `GET /livez`: 200 while the actor that owns the clock makes progress — the registry, or in a
+/// standalone controller the controller: it handled a message within the last second (a busy
+/// actor is live, however long its queue), or, idle, it answers a probe within a second; else 503
+/// (wedged, or gone).
 pub async fn livez(state: web::Data<HttpState>) -> HttpResponse {
-    if state.registry.since_progress() < LIVENESS_DEADLINE {
-        return HttpResponse::Ok().json(json!({"status": "ok"}));
-    }
-    match probe_registry(&state.registry, LIVENESS_DEADLINE).await {
+    let probed = match (&state.registry, &state.controller) {
+        (Some(registry), _) => probe(registry, "registry", Ping { conn: ConnId::SERVER }, LIVENESS_DEADLINE).await,
+        (None, Some(controller)) => {
+            probe(controller, "controller", GetMetadata { conn: ConnId::SERVER }, LIVENESS_DEADLINE).await
+        }
+        (None, None) => Ok(()),
+    };
+    match probed {
         Ok(()) => HttpResponse::Ok().json(json!({"status": "ok"})),
         Err(reason) => {
             HttpResponse::ServiceUnavailable().json(json!({"status": "failing", "reason": reason.to_string()}))
@@ -178,27 +186,62 @@ pub async fn livez(state: web::Data<HttpState>) -> HttpResponse {
     }
 }
 
-/// Why the registry failed a liveness probe.
+/// Why an actor failed a liveness probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ProbeError {
     /// The actor stopped.
-    #[error("registry gone: {0}")]
-    Gone(actix::MailboxError),
+    #[error("{actor} gone: {error}")]
+    Gone {
+        /// Which actor.
+        actor: &'static str,
+        /// What its mailbox said.
+        error: actix::MailboxError,
+    },
     /// The actor runs but did not answer in time (wedged or overloaded).
-    #[error("registry did not answer within {millis} ms")]
+    #[error("{actor} did not answer within {millis} ms")]
     Silent {
+        /// Which actor.
+        actor: &'static str,
         /// The deadline it missed.
         millis: u128,
     },
 }
 
+/// Whether `actor` (named `name`) made progress within `deadline`, or answers `message` within it.
+async fn probe<A, M>(actor: &Mailbox<A>, name: &'static str, message: M, deadline: Duration) -> Result<(), ProbeError>
+where
+    A: actix::Actor + actix::Handler<Queued<M>>,
+    A::Context: actix::dev::ToEnvelope<A, Queued<M>>,
+    M: Request,
+{
+    if actor.since_progress() < deadline {
+        return Ok(());
+    }
+    answers_within(actor, name, message, deadline).await
+}
+
+/// Whether `actor` (named `name`) answers `message` within `deadline`.
+async fn answers_within<A, M>(
+    actor: &Mailbox<A>,
+    name: &'static str,
+    message: M,
+    deadline: Duration,
+) -> Result<(), ProbeError>
+where
+    A: actix::Actor + actix::Handler<Queued<M>>,
+    A::Context: actix::dev::ToEnvelope<A, Queued<M>>,
+    M: Request,
+{
+    match tokio::time::timeout(deadline, actor.ask(message)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(error)) => Err(ProbeError::Gone { actor: name, error }),
+        Err(_) => Err(ProbeError::Silent { actor: name, millis: deadline.as_millis() }),
+    }
+}
+
 /// Whether the registry answers a probe within `deadline`.
 pub async fn probe_registry(registry: &RegistryHandle, deadline: Duration) -> Result<(), ProbeError> {
-    match tokio::time::timeout(deadline, registry.ask(Ping { conn: ConnId::SERVER })).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(error)) => Err(ProbeError::Gone(error)),
-        Err(_) => Err(ProbeError::Silent { millis: deadline.as_millis() }),
-    }
+    answers_within(registry, "registry", Ping { conn: ConnId::SERVER }, deadline).await
 }
 
 /// `GET /readyz`: 503 until the remoting port listens and the registry serves route queries
@@ -216,12 +259,13 @@ async fn not_ready(state: &HttpState) -> Option<String> {
     if !state.listening.get() {
         return Some("the remoting port is not listening yet".into());
     }
-    let asked = state.registry.ask(GetReadiness { conn: ConnId::SERVER });
+    let registry = state.registry.as_ref()?;
+    let asked = registry.ask(GetReadiness { conn: ConnId::SERVER });
     match tokio::time::timeout(LIVENESS_DEADLINE, asked).await {
         Ok(Ok(None)) => None,
         Ok(Ok(Some(left))) => Some(format!("waiting for service: {} s left", left.as_secs() + 1)),
-        Ok(Err(error)) => Some(ProbeError::Gone(error).to_string()),
-        Err(_) => Some(ProbeError::Silent { millis: LIVENESS_DEADLINE.as_millis() }.to_string()),
+        Ok(Err(error)) => Some(ProbeError::Gone { actor: "registry", error }.to_string()),
+        Err(_) => Some(ProbeError::Silent { actor: "registry", millis: LIVENESS_DEADLINE.as_millis() }.to_string()),
     }
 }
 
@@ -302,7 +346,7 @@ mod tests {
             assert_eq!(probe_registry(&registry, Duration::from_millis(500)).await, Ok(()));
             registry.tell(Stall { conn: ConnId::SERVER, millis: 800 });
             let wedged = probe_registry(&registry, Duration::from_millis(200)).await;
-            assert_eq!(wedged, Err(ProbeError::Silent { millis: 200 }));
+            assert_eq!(wedged, Err(ProbeError::Silent { actor: "registry", millis: 200 }));
             assert_eq!(wedged.unwrap_err().to_string(), "registry did not answer within 200 ms");
             assert_eq!(probe_registry(&registry, Duration::from_secs(2)).await, Ok(()), "answers again after");
         });

@@ -63,10 +63,10 @@ impl Metrics {
         self.all_requests.observe_nanos(nanos);
     }
 
-    /// An empty tally of requests of `code`.
-    pub fn tally(&self, code: i32) -> RequestTally {
+    /// An empty tally of requests of `code` on `listener`.
+    pub fn tally(&self, listener: Listener, code: i32) -> RequestTally {
         RequestTally {
-            index: self.code_index(Listener::Namesrv, code),
+            index: self.code_index(listener, code),
             results: [0; RESULTS.len()],
             durations: LocalHistogram::default(),
         }
@@ -123,7 +123,7 @@ mod tests {
         let code = RequestCode::GetRouteinfoByTopic as i32;
         let requests =
             [(Some(0), 8_000), (Some(0), 120_000), (Some(17), 3_000_000), (None, 5), (Some(0), 20_000_000_000)];
-        let mut tally = batched.tally(code);
+        let mut tally = batched.tally(Listener::Namesrv, code);
         for (response, nanos) in requests {
             single.request(code, response, nanos);
             tally.record(response, nanos);

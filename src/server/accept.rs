@@ -1,5 +1,6 @@
-//! The accept loop (one `Connection` actor per socket, behind TLS when it is on) and the open
-//! connections it tracks, told to stop reading and waited for at shutdown.
+//! The accept loop of one listener (one `Connection` actor per socket, for the listener's
+//! service, behind TLS when it is on) and the open connections it tracks, told to stop reading
+//! and waited for at shutdown.
 
 use std::future::Future;
 use std::rc::Rc;
@@ -9,16 +10,90 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{broadcast, mpsc};
 
+use super::compose::{shares, Services};
 use crate::connection::{Connection, ConnectionContext, Lifecycle};
-use crate::dispatch::batch::RouteBatcher;
 use crate::io_pool::IoPool;
-use crate::listen::{AcceptGate, Admitted};
+use crate::listen::{self, AcceptGate, Admitted};
 use crate::origin::{CertFingerprint, ConnId, Origin};
-use crate::registry::RegistryHandle;
+use crate::peers::Peers;
+use crate::service::controller::ControllerService;
+use crate::service::namesrv::session::NamesrvService;
+use crate::service::Service;
+use crate::settings::Settings;
 use crate::tls::{Accepted, Tls};
 
+/// Where the controller listener's connection ids start, apart from the NameServer port's.
+const CONTROLLER_CONN_IDS: u64 = 1 << 48;
+
+/// The threads each listener's connections run on.
+pub(super) struct Pools {
+    /// The NameServer port's (`io_threads`).
+    pub(super) namesrv: Option<IoPool<Rc<<NamesrvService as Service>::Thread>>>,
+    /// The controller port's (one).
+    pub(super) controller: Option<IoPool<Rc<<ControllerService as Service>::Thread>>>,
+}
+
+impl Pools {
+    /// Stops every thread but the current one.
+    pub(super) fn stop(self) {
+        if let Some(pool) = self.namesrv {
+            pool.stop();
+        }
+        if let Some(pool) = self.controller {
+            pool.stop();
+        }
+    }
+}
+
+/// How many descriptors the HTTP endpoint may hold: none when it is off.
+fn http_connections(settings: &Settings) -> usize {
+    if settings.observe.http_listen.trim().is_empty() {
+        0
+    } else {
+        settings.observe.http_max_connections
+    }
+}
+
+/// Accepts on the NameServer port and the controller port (each when there) until `shutdown`;
+/// their open connections, to drain. One table of source addresses for both listeners: an
+/// address's share is of the whole.
+pub(super) async fn accept_all(
+    settings: &Settings,
+    services: &Services,
+    (namesrv, controller): (Option<&TcpListener>, Option<&TcpListener>),
+    pools: &mut Pools,
+    shutdown: impl Future<Output = ()>,
+) -> Vec<Connections> {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    let peers = Arc::new(Peers::default());
+    let limit = listen::connection_limit(settings.limits.max_connections, http_connections(settings));
+    let gate = || AcceptGate::new(limit, shares(settings), peers.clone());
+    let (context, tls) = (&services.context, &services.tls);
+    let namesrv_loop = async {
+        let (listener, service, pool) = (namesrv?, &services.namesrv.as_ref()?.service, pools.namesrv.as_mut()?);
+        let accept = Accept { service: service.clone(), context: context.clone(), tls: tls.clone(), first_id: 0 };
+        Some(accept_until(listener, pool, accept, gate(), until(stopped.clone())).await)
+    };
+    let controller_loop = async {
+        let service = &services.controller.as_ref()?.service;
+        let (listener, pool) = (controller?, pools.controller.as_mut()?);
+        let first_id = CONTROLLER_CONN_IDS;
+        let accept = Accept { service: service.clone(), context: context.clone(), tls: tls.clone(), first_id };
+        Some(accept_until(listener, pool, accept, gate(), until(stopped.clone())).await)
+    };
+    let signal = async {
+        shutdown.await;
+        let _ = stop.send(true);
+    };
+    let ((), namesrv_conns, controller_conns) = tokio::join!(signal, namesrv_loop, controller_loop);
+    namesrv_conns.into_iter().chain(controller_conns).collect()
+}
+
 /// The open connections, as the server sees them at shutdown.
-pub(crate) struct Connections {
+pub(super) struct Connections {
     /// Tells every connection to stop reading.
     stop: broadcast::Sender<()>,
     /// Cloned into every connection.
@@ -57,7 +132,9 @@ impl Connections {
 
 /// What the accept loop hands each socket to.
 #[derive(Clone)]
-pub(super) struct Accept {
+pub(super) struct Accept<S> {
+    /// The service the listener's connections are served by.
+    pub(super) service: S,
     /// What every connection gets.
     pub(super) context: ConnectionContext,
     /// TLS, when on: it sees each socket first.
@@ -66,23 +143,21 @@ pub(super) struct Accept {
     pub(super) first_id: u64,
 }
 
-impl Accept {
+impl<S: Service> Accept<S> {
     /// Starts the connection of an accepted socket; with TLS on, once TLS is done with it (in a
     /// task of its own, so a slow handshake holds up nothing else). The lifecycle is taken now,
-    /// so a shutdown during the handshake still reaches the connection. `routes` is the batcher
-    /// of the thread it runs on.
-    fn start(&self, stream: tokio::net::TcpStream, origin: Origin, lifecycle: Lifecycle, routes: &Rc<RouteBatcher>) {
-        let (context, routes) = (self.context.clone(), routes.clone());
+    /// so a shutdown during the handshake still reaches the connection. `thread` is the part of
+    /// the service the thread it runs on keeps.
+    fn start(&self, stream: tokio::net::TcpStream, origin: Origin, lifecycle: Lifecycle, thread: &Rc<S::Thread>) {
+        let (service, context, thread) = (self.service.clone(), self.context.clone(), thread.clone());
         let Some(tls) = self.tls.clone() else {
-            let (read, write) = stream.into_split();
-            Connection::start(read, write, origin, context, lifecycle, routes);
+            Connection::start(stream.into_split(), origin, context, lifecycle, (&service, &thread));
             return;
         };
         actix::spawn(async move {
             match tls.accept(stream, origin.peer).await {
                 Some(Accepted::Plain(stream)) => {
-                    let (read, write) = stream.into_split();
-                    Connection::start(read, write, origin, context, lifecycle, routes);
+                    Connection::start(stream.into_split(), origin, context, lifecycle, (&service, &thread));
                 }
                 Some(Accepted::Tls(stream)) => {
                     let presented = stream.get_ref().1.peer_certificates().and_then(|chain| chain.first());
@@ -91,8 +166,7 @@ impl Accept {
                         client_cert: presented.map(|cert| CertFingerprint::of_der(cert)),
                         ..origin
                     };
-                    let (read, write) = tokio::io::split(*stream);
-                    Connection::start(read, write, origin, context, lifecycle, routes);
+                    Connection::start(tokio::io::split(*stream), origin, context, lifecycle, (&service, &thread));
                 }
                 None => {}
             }
@@ -100,19 +174,18 @@ impl Accept {
     }
 }
 
-/// The threads connections run on, each batching the route queries of its connections
-/// (`dispatch::batch`) to `registry`.
-pub(super) fn io_threads(threads: usize, registry: &RegistryHandle) -> IoPool<Rc<RouteBatcher>> {
-    let registry = registry.clone();
-    IoPool::new(threads, move || RouteBatcher::new(registry.clone()))
+/// The threads the connections of `service` run on, each keeping its part of the service.
+pub(super) fn io_threads<S: Service>(threads: usize, service: &S) -> IoPool<Rc<S::Thread>> {
+    let service = service.clone();
+    IoPool::new(threads, move || Rc::new(service.thread()))
 }
 
 /// Accepts connections, one `Connection` actor each on the pool's threads in turn, until
 /// `shutdown` completes; `gate` closes those over the connection limit and paces failed accepts.
-pub(super) async fn accept_until(
+pub(super) async fn accept_until<S: Service>(
     listener: &TcpListener,
-    pool: &mut IoPool<Rc<RouteBatcher>>,
-    accept: Accept,
+    pool: &mut IoPool<Rc<S::Thread>>,
+    accept: Accept<S>,
     mut gate: AcceptGate,
     shutdown: impl Future<Output = ()>,
 ) -> Connections {
@@ -130,7 +203,7 @@ pub(super) async fn accept_until(
                     let _ = stream.set_nodelay(true);
                     let origin = Origin { conn: ConnId(next_id), peer, tls: false, client_cert: None };
                     let (accept, lifecycle) = (accept.clone(), connections.lifecycle(admitted));
-                    pool.start(stream, peer, move |stream, routes| accept.start(stream, origin, lifecycle, routes));
+                    pool.start(stream, peer, move |stream, thread| accept.start(stream, origin, lifecycle, thread));
                 }
                 Err(error) => {
                     // Usually out of file descriptors: back off instead of spinning.

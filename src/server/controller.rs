@@ -1,7 +1,7 @@
 //! The controller beside (or instead of) the NameServer: its state loaded before anything is
 //! bound, its listener (this peer's port from `controller_peers`), its actor on a thread of its
-//! own, and what its connections get (the same framing, budgets and timeouts as the NameServer
-//! port, a dispatcher that fronts the controller).
+//! own, and the service its port serves (behind the same admission gate, with the same framing,
+//! budgets and timeouts as the NameServer port).
 
 use std::io;
 use std::sync::Arc;
@@ -15,13 +15,14 @@ use crate::acl::accounts::Role;
 use crate::controller::raft::network::{PeerCredentials, PeerSecurity};
 use crate::settings::TlsMode;
 
-use crate::connection::ConnectionContext;
+use crate::admission::Gate;
 use crate::controller::raft::log::StoreError;
 use crate::controller::{Controller, ControllerHandle, ControllerOptions, ControllerStore, SharedRaft};
-use crate::dispatch::controller::ControllerFront;
 use crate::listen;
 use crate::metrics::Metrics;
 use crate::notifier::NotifierHandle;
+use crate::service::controller::{ControllerService, Front};
+use crate::service::Stamp;
 use crate::settings::{addr, Settings};
 
 /// Binds this peer's controller address: `controller_bind_address` (else `bind_address`) and
@@ -49,37 +50,35 @@ pub(super) fn load(settings: &Settings) -> Result<Option<(ControllerOptions, Con
     Ok(Some((options, store)))
 }
 
-/// A running controller: its thread, its Raft, and what its connections get.
+/// A running controller: its thread, its Raft, and the service its port serves.
 pub(super) struct RunningController {
     arbiter: Arbiter,
     raft: SharedRaft,
-    /// What each connection of the controller listener gets.
-    pub(super) context: ConnectionContext,
+    /// What the controller port's connections are served by.
+    pub(super) service: ControllerService,
     /// The controller actor, for the status API.
     pub(super) handle: ControllerHandle,
 }
 
 impl RunningController {
-    /// Starts the controller actor on a new thread; its connections get `base` with a
-    /// dispatcher fronting it.
+    /// Starts the controller actor on a new thread, and its service behind `gate`.
     pub(super) fn start(
         (options, store): (ControllerOptions, ControllerStore),
-        base: &ConnectionContext,
+        gate: &Arc<Gate>,
         notifier: NotifierHandle,
         settings: &Settings,
         metrics: Arc<Metrics>,
     ) -> Result<RunningController, PeerSecurityError> {
-        let security = peer_security(settings, base, options.peers.len())?;
+        let security = peer_security(settings, gate, options.peers.len())?;
         let arbiter = Arbiter::new();
-        let peer_ips = settings.controller.controller_peer_addresses_only.then(|| Arc::new(options.peer_ips()));
+        let peer_ips = settings.controller.controller_peer_addresses_only.then(|| options.peer_ips());
         let (group, self_name) = (options.group.clone(), options.self_name.clone());
         info!(group = %group, peer = %self_name, peers = %options.peers_text(), "starting the controller");
         let (controller, raft) = Controller::start(options, store, notifier, &arbiter.handle(), metrics, security);
         let handle = controller.clone();
-        let front = ControllerFront { controller, raft: raft.clone(), group, self_name, peer_ips };
-        let mut context = base.clone();
-        context.dispatcher = context.dispatcher.clone().for_controller(front);
-        Ok(RunningController { arbiter, raft, context, handle })
+        let front = Front { controller, raft: raft.clone(), group, self_name, peer_ips };
+        let service = ControllerService::new(front, gate.clone(), Stamp::of(settings));
+        Ok(RunningController { arbiter, raft, service, handle })
     }
 
     /// Stops Raft, then the controller's thread.
@@ -112,13 +111,9 @@ pub enum PeerSecurityError {
 /// TLS when the controller port serves it (trusting `controller_peer_tls_ca_file`, else
 /// `tls_client_ca_file`, else the system's CAs; presenting this server's certificate where a
 /// peer asks for one), and signing with the peer account when access control is on.
-fn peer_security(
-    settings: &Settings,
-    base: &ConnectionContext,
-    peers: usize,
-) -> Result<PeerSecurity, PeerSecurityError> {
+fn peer_security(settings: &Settings, gate: &Gate, peers: usize) -> Result<PeerSecurity, PeerSecurityError> {
     let mut security = PeerSecurity::default();
-    if let Some(acl) = base.dispatcher.acl().filter(|_| peers > 1) {
+    if let Some(acl) = gate.acl().filter(|_| peers > 1) {
         let key = settings.controller.controller_peer_access_key.trim().to_owned();
         if key.is_empty() || acl.credentials(&key, Role::Peer).is_none() {
             return Err(PeerSecurityError::NoPeerAccount { peers, key });

@@ -4,46 +4,32 @@
 //! graceful shutdown: connections are told to stop reading, and the server waits until the last
 //! one has answered what it had in flight (it holds a completion sender each).
 //!
-//! Here the order of it all; `compose` builds the actors and binds the listener from the
-//! settings, `accept` runs the accept loop and tracks the connections until they have drained.
+//! Here what a caller starts a server with; `run` the order of it all, `compose` builds the
+//! services and binds the listener from the settings, `controller` the controller beside or
+//! instead of the NameServer, `accept` runs the accept loops and tracks the connections until
+//! they have drained.
 
 mod accept;
 mod compose;
 mod controller;
+mod run;
 
 use std::future::Future;
 use std::io;
-use std::sync::Arc;
-use std::time::Instant;
 
-use sd_notify::NotifyState;
 use thiserror::Error;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use tracing::{info, warn};
 
 use crate::acl::AclError;
-use crate::config_store::{ConfigHandle, ReloadConfig};
-use crate::filewatch::Poke;
-use crate::kv::{Flush, KvError};
-use crate::listen::{self, AcceptGate};
-use crate::metrics::Metrics;
-use crate::observe::{ObserveError, Observer};
-use crate::origin::ConnId;
-use crate::peers::Peers;
+use crate::kv::KvError;
+use crate::observe::ObserveError;
 use crate::settings::{Settings, Sources};
 use crate::tls::TlsError;
-use crate::warm::{final_snapshot, warm_start};
-
-use std::rc::Rc;
-
-use crate::dispatch::batch::RouteBatcher;
-use crate::io_pool::IoPool;
-use crate::listen::DRAIN_TIMEOUT;
-use accept::{accept_until, io_threads, Accept};
 pub use compose::bind;
-use compose::{Services, State};
+use compose::{runs_namesrv, State};
 pub use controller::{bind_controller, PeerSecurityError};
+use run::Running;
 
 /// Why the server could not start or run.
 #[derive(Debug, Error)]
@@ -133,8 +119,7 @@ pub async fn load_bind_serve(
     reload: Option<Reload>,
 ) -> Result<(), ServeError> {
     let state = State::load(&settings)?;
-    let standalone = settings.controller.controller_mode == crate::settings::ControllerMode::Standalone;
-    let namesrv = if standalone { None } else { Some(bind(&settings)?) };
+    let namesrv = if runs_namesrv(&settings) { Some(bind(&settings)?) } else { None };
     let listeners = Listeners { namesrv, controller: bind_controller(&settings)?, http: None };
     serve_loaded(settings, state, listeners, shutdown, reload).await
 }
@@ -155,135 +140,8 @@ async fn serve_loaded(
         Some(listener) => Some(listener),
         None => bind_controller(&settings)?,
     };
-    let (sources, requests) = reload.map(|r| (r.sources, r.requests)).unzip();
-    let metrics = if settings.observe.metrics_enabled { Metrics::new() } else { Metrics::off() };
-    let mut services = Services::start(&settings, state, sources, metrics.clone())?;
-    if let Some(requests) = requests {
-        actix::spawn(forward_reloads(requests, services.config.clone(), services.watchers.clone()));
-    }
-    let warm = warm_start(&settings, &services.context.registry, metrics.clone()).await;
-    let observer = Observer::start(&settings, services.handles(), metrics, http)?;
-    announce(&settings, &namesrv, &controller, &observer);
-    let mut pools = (
-        io_threads(settings.connection_threads(), &services.context.registry),
-        io_threads(1, &services.context.registry),
-    );
-    info!(io_threads = pools.0.threads(), registry_thread = services.registry_thread.is_some(), "connection threads");
-    let connections = accept_all(&settings, &services, (&namesrv, &controller), &mut pools, shutdown).await;
-    // The tables as they stand before our own closes, which are no broker departures.
-    final_snapshot(&services.context.registry, warm.writer).await;
-    notify(&[NotifyState::Stopping]);
-    observer.stop().await;
-    drop((namesrv, controller));
-    info!("shutting down: stopped accepting connections");
-    let begin = Instant::now();
-    let mut drained = true;
-    for connections in connections.into_iter().flatten() {
-        drained &= connections.drain(DRAIN_TIMEOUT).await;
-    }
-    match services.kv.ask(Flush { conn: ConnId::SERVER }).await {
-        Ok(Err(error)) => warn!(%error, "kv snapshot at shutdown failed; the journal beside it keeps every change"),
-        Err(error) => warn!(%error, "kv store gone before shutdown"),
-        Ok(Ok(())) => {}
-    }
-    if let Some(controller) = services.controller.take() {
-        controller.stop().await;
-    }
-    services.storage.stop();
-    pools.0.stop();
-    pools.1.stop();
-    if let Some(registry) = services.registry_thread {
-        registry.stop();
-        let _ = registry.join();
-    }
-    info!(drained, drain_ms = begin.elapsed().as_millis() as u64, "shutdown complete");
+    let mut running = Running::start(settings, state, (namesrv, controller, http), reload).await?;
+    let connections = running.accept_until(shutdown).await;
+    running.stop(connections).await;
     Ok(())
-}
-
-/// Logs the listening addresses and prints the boot lines scripts wait for.
-fn announce(settings: &Settings, namesrv: &Option<TcpListener>, controller: &Option<TcpListener>, observer: &Observer) {
-    let shown =
-        |l: &Option<TcpListener>| l.as_ref().and_then(|l| l.local_addr().ok()).map_or("off".into(), |a| a.to_string());
-    let http_addr = observer.http_addr().map_or_else(|| "off".to_owned(), |a| a.to_string());
-    info!(addr = %shown(namesrv), controller_addr = %shown(controller), http_addr = %http_addr, "listening");
-    observer.listening();
-    if let Some(local) = namesrv.as_ref().and_then(|l| l.local_addr().ok()) {
-        // The line Java's NamesrvStartup prints once listening, which scripts and containers wait for.
-        println!(
-            "The Name Server boot success. serializeType=JSON, address {}:{}",
-            settings.listen.bind_address,
-            local.port()
-        );
-    }
-    if controller.is_some() {
-        println!("The controller boot success. address {}", shown(controller));
-    }
-    notify(&[NotifyState::Ready, NotifyState::Status("listening")]);
-}
-
-/// Accepts on the NameServer port and the controller port (each when there) until `shutdown`;
-/// their open connections, to drain.
-/// How many descriptors the HTTP endpoint may hold: none when it is off.
-fn http_connections(settings: &Settings) -> usize {
-    if settings.observe.http_listen.trim().is_empty() {
-        0
-    } else {
-        settings.observe.http_max_connections
-    }
-}
-
-async fn accept_all(
-    settings: &Settings,
-    services: &Services,
-    (namesrv, controller): (&Option<TcpListener>, &Option<TcpListener>),
-    (pool, controller_pool): &mut (IoPool<Rc<RouteBatcher>>, IoPool<Rc<RouteBatcher>>),
-    shutdown: impl Future<Output = ()>,
-) -> [Option<accept::Connections>; 2] {
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let until = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = stopped.wait_for(|s| *s).await;
-    };
-    // One table of source addresses for both listeners: an address's share is of the whole.
-    let peers = Arc::new(Peers::default());
-    let limit = listen::connection_limit(settings.limits.max_connections, http_connections(settings));
-    let gate = || AcceptGate::new(limit, compose::shares(settings), peers.clone());
-    let namesrv_loop = async {
-        let listener = namesrv.as_ref()?;
-        let accept = Accept { context: services.context.clone(), tls: services.tls.clone(), first_id: 0 };
-        Some(accept_until(listener, pool, accept, gate(), until(stopped.clone())).await)
-    };
-    let controller_loop = async {
-        let (Some(listener), Some(running)) = (controller, &services.controller) else { return None };
-        let accept =
-            Accept { context: running.context.clone(), tls: services.tls.clone(), first_id: CONTROLLER_CONN_IDS };
-        Some(accept_until(listener, controller_pool, accept, gate(), until(stopped.clone())).await)
-    };
-    let signal = async {
-        shutdown.await;
-        let _ = stop.send(true);
-    };
-    let ((), namesrv_conns, controller_conns) = tokio::join!(signal, namesrv_loop, controller_loop);
-    [namesrv_conns, controller_conns]
-}
-
-/// Where the controller listener's connection ids start, apart from the NameServer port's.
-const CONTROLLER_CONN_IDS: u64 = 1 << 48;
-
-/// Tells the config store, and the watchers of the accounts and TLS files, to reload once per
-/// request.
-async fn forward_reloads(mut requests: mpsc::Receiver<()>, config: ConfigHandle, watchers: Vec<Poke>) {
-    while requests.recv().await.is_some() {
-        info!("reload requested");
-        for watcher in &watchers {
-            watcher.poke();
-        }
-        let _ = config.ask(ReloadConfig { conn: ConnId::SERVER }).await;
-    }
-}
-
-/// sd_notify(3): a no-op unless `NOTIFY_SOCKET` is set; a failure is only logged.
-fn notify(state: &[NotifyState]) {
-    if let Err(error) = sd_notify::notify(state) {
-        warn!(%error, "cannot notify the service manager");
-    }
 }

@@ -19,7 +19,7 @@ use crate::registry::snapshot_pace::wall_ms;
 use crate::registry::RegistryHandle;
 use crate::settings::Settings;
 use file::{max_bytes_for, path_for, read};
-use writer::SnapshotWriter;
+pub use writer::SnapshotWriter;
 
 /// What a warm start found.
 #[derive(Debug)]

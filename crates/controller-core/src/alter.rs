@@ -92,7 +92,7 @@ pub(super) fn clean_broker_data(
 ) -> Decision {
     let ids = match ids.filter(|text| !text.trim().is_empty()).map(parse_ids).transpose() {
         Ok(ids) => ids,
-        Err(item) => {
+        Err(NotAnId(item)) => {
             return Decision::refuse(
                 Code::InvalidCleanBrokerMetadata,
                 format!(
@@ -126,12 +126,15 @@ pub(super) fn clean_broker_data(
     Decision::commit(Event::CleanBrokerData { broker_name: name.to_owned(), ids }, Answer::Cleaned)
 }
 
+/// An item of an id list that is no number.
+struct NotAnId<'a>(&'a str);
+
 /// `1;2` as ids, as Java's `split(";")` and `Long.valueOf` read it (trailing empty items
 /// dropped, no trimming); the first item that is no number is the error.
-fn parse_ids(text: &str) -> Result<BTreeSet<i64>, String> {
+fn parse_ids(text: &str) -> Result<BTreeSet<i64>, NotAnId<'_>> {
     let mut items: Vec<&str> = text.split(';').collect();
     while items.last() == Some(&"") {
         items.pop();
     }
-    items.into_iter().map(|item| item.parse::<i64>().map_err(|_| item.to_owned())).collect()
+    items.into_iter().map(|item| item.parse::<i64>().map_err(|_| NotAnId(item))).collect()
 }

@@ -56,9 +56,11 @@ impl Op {
 /// Decides `op` on `tables` as this node's liveness `live` sees the brokers.
 pub fn decide(tables: &ReplicaTables, op: &Op, live: &dyn LiveView, options: DecideOptions) -> Decision {
     match op {
-        Op::GetNextBrokerId { name, .. } => {
-            Decision::answer(Answer::NextBrokerId(tables.group(name).map_or(FIRST_BROKER_ID, Group::next_broker_id)))
-        }
+        Op::GetNextBrokerId { cluster, name } => Decision::answer(Answer::NextBrokerId {
+            cluster: cluster.clone(),
+            name: name.clone(),
+            next: tables.group(name).map_or(FIRST_BROKER_ID, Group::next_broker_id),
+        }),
         Op::ApplyBrokerId { cluster, name, id, check_code } => apply_broker_id(tables, cluster, name, *id, check_code),
         Op::Register { cluster, name, id, address } => register(tables, cluster, name, *id, address, live),
         Op::GetReplicaInfo { name } => match tables.group(name) {
@@ -100,15 +102,16 @@ fn apply_broker_id(tables: &ReplicaTables, cluster: &str, name: &str, id: i64, c
         address,
         register_check_code: code.to_owned(),
     };
+    let applied = Answer::IdApplied { cluster: cluster.to_owned(), name: name.to_owned() };
     match tables.group(name) {
-        None if id == FIRST_BROKER_ID => Decision::commit(event, Answer::IdApplied),
+        None if id == FIRST_BROKER_ID => Decision::commit(event, applied),
         None => Decision::refuse(
             Code::BrokerIdInvalid,
             format!("Broker-set: {name} hasn't been registered in controller, but broker try to apply brokerId: {id}"),
         ),
         Some(g) => match g.replicas().get(&id) {
-            Some(replica) if replica.register_check_code == code => Decision::answer(Answer::IdApplied),
-            None if (FIRST_BROKER_ID..i64::MAX).contains(&id) => Decision::commit(event, Answer::IdApplied),
+            Some(replica) if replica.register_check_code == code => Decision::answer(applied),
+            None if (FIRST_BROKER_ID..i64::MAX).contains(&id) => Decision::commit(event, applied),
             _ => Decision::refuse(Code::BrokerIdInvalid, format!("Fail to apply brokerId: {id} in broker-set: {name}")),
         },
     }
@@ -146,7 +149,8 @@ fn register(
             sync_state_set_epoch: Some(g.sync_epoch()),
         };
     }
-    let answer = Answer::Registered { master, set: sync_state_set(g) };
+    let answer =
+        Answer::Registered { cluster: cluster.to_owned(), name: name.to_owned(), master, set: sync_state_set(g) };
     if replica.address == address {
         return Decision::answer(answer);
     }

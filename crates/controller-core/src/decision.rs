@@ -24,15 +24,17 @@ pub trait LiveView {
     fn live(&self, cluster: &str, name: &str, id: i64) -> Option<LiveFacts>;
 }
 
-/// A successful answer (2011 included: brokers take a kept master as success).
+/// A successful answer (2011 included: brokers take a kept master as success), carrying all its
+/// response holds: each is encoded alone, whatever request it answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    /// The id the group offers next.
-    NextBrokerId(i64),
-    /// The id is the broker's.
-    IdApplied,
-    /// The broker is registered: the master when it is alive, the in-sync set.
-    Registered { master: MasterFields, set: SyncStateSet },
+    /// The id group `name` of `cluster` offers next.
+    NextBrokerId { cluster: String, name: String, next: i64 },
+    /// The id is the broker's, in group `name` of `cluster`.
+    IdApplied { cluster: String, name: String },
+    /// The broker of group `name` of `cluster` is registered: the master when it is alive, the
+    /// in-sync set.
+    Registered { cluster: String, name: String, master: MasterFields, set: SyncStateSet },
     /// Who masters the group.
     ReplicaInfo { master: MasterFields, set: SyncStateSet },
     /// A new master, to be told to the group's alive members (`notify`: id and address).

@@ -97,6 +97,31 @@ fn standalone_controller_serves_without_a_nameserver_port() {
 }
 
 #[test]
+fn a_standalone_controller_keeps_no_nameserver_state_and_its_probes_ask_the_controller() {
+    use namesrv_testkit::http::get;
+    let mut cluster =
+        ControllerCluster::start(1, |s| s.controller.controller_mode = namesrv::settings::ControllerMode::Standalone);
+    cluster.wait_leader(WAIT);
+    let http = cluster.http(0);
+    assert_eq!(get(http, "/livez").status, 200, "live: the controller answers");
+    assert_eq!(get(http, "/readyz").status, 200);
+    let brokers = get(http, "/api/v1/brokers");
+    assert_eq!(brokers.status, 404, "no route tables to show: {}", brokers.body);
+    assert!(brokers.body.contains("standalone controller"), "{}", brokers.body);
+    assert_eq!(get(http, "/api/v1/controller").json()["enabled"], true);
+    let dir = cluster.state_dir(0);
+    cluster.stop(0);
+    let mut kept: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with("controller"))
+        .collect();
+    kept.sort();
+    assert!(kept.is_empty(), "NameServer state in a standalone controller's directory: {kept:?}");
+    assert!(dir.join("controller").is_dir(), "the controller keeps its own store");
+}
+
+#[test]
 fn a_peer_configured_with_other_peers_than_the_group_on_disk_refuses_to_start() {
     use crate::common::process::{namesrv_command, run_to_exit};
     let mut cluster = ControllerCluster::start(1, |_| {});

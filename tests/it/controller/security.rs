@@ -235,3 +235,35 @@ fn with_mutual_tls_peers_brokers_and_tools_meet_only_over_tls() {
     wait_role(&second, true);
     check(&[&second], &[killed]);
 }
+
+#[test]
+fn with_admin_codes_over_tls_only_an_admin_signed_config_change_over_plain_tcp_is_refused_on_the_controller_port() {
+    let pki = Pki::new("controller CA");
+    let dir = temp_dir();
+    let (cert, key) = pki.write_server(&dir, "controller");
+    let (cluster, _accounts) = acl_cluster(1, AclProtect::Admin, |s| {
+        s.tls.tls_mode = TlsMode::Permissive;
+        s.tls.tls_cert_file = cert.display().to_string();
+        s.tls.tls_key_file = key.display().to_string();
+        s.acl.acl_admin_requires_tls = true;
+    });
+    cluster.wait_leader(WAIT);
+    let update = || {
+        let req = RemotingCommand::request(1009, None).with_body(&b"enableElectUncleanMaster=true"[..]);
+        signed(req, "ops", "ops-secret")
+    };
+    let refused = Client::connect(cluster.addr(0)).call(update());
+    let remark = "request code 1009 is an admin code: accepted over TLS only (acl_admin_requires_tls)";
+    assert_eq!((refused.code, refused.remark.as_deref()), (NO_PERMISSION, Some(remark)), "plain TCP");
+    let config = |client: &mut Client| {
+        let text = client.call(signed(RemotingCommand::request(1010, None), "ops", "ops-secret")).body;
+        String::from_utf8(text.unwrap_or_default().to_vec()).unwrap()
+    };
+    let mut over_tls =
+        namesrv_testkit::security::tls_client(cluster.addr(0), client_config(pki.ca_der(), None)).expect("handshake");
+    assert!(config(&mut over_tls).contains("enableElectUncleanMaster=false"), "nothing applied");
+    assert_eq!(over_tls.call(update()).code, 0, "the same change over TLS");
+    assert!(config(&mut over_tls).contains("enableElectUncleanMaster=true"));
+    let metadata = Client::connect(cluster.addr(0)).call(RemotingCommand::request(1005, None));
+    assert_eq!(metadata.code, 0, "reads stay open over plain TCP");
+}

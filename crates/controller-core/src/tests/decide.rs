@@ -4,7 +4,12 @@
 use namesrv_protocol::controller::body::SyncStateSet;
 use namesrv_protocol::controller::ControllerResponseCode as Code;
 
-use super::{elect, group_of, run, Alive};
+use super::{applied, elect, group_of, run, Alive};
+
+/// NextBrokerId's answer for group cb of cluster c.
+fn next_id(next: i64) -> Answer {
+    Answer::NextBrokerId { cluster: "c".into(), name: "cb".into(), next }
+}
 use crate::decide::{decide, Answer, DecideOptions, Op, Refusal};
 use crate::{Event, ReplicaTables};
 
@@ -21,7 +26,7 @@ fn alter(master_id: i64, master_epoch: i32, ids: &[i64], epoch: i32) -> Op {
 fn ids_are_offered_in_turn_and_a_retry_by_the_same_broker_is_idempotent() {
     let mut t = ReplicaTables::default();
     let next = Op::GetNextBrokerId { cluster: "c".into(), name: "cb".into() };
-    assert_eq!(run(&mut t, next.clone(), &Alive::default()).answer, Ok(Answer::NextBrokerId(1)));
+    assert_eq!(run(&mut t, next.clone(), &Alive::default()).answer, Ok(next_id(1)));
     let apply =
         |id: i64, code: &str| Op::ApplyBrokerId { cluster: "c".into(), name: "cb".into(), id, check_code: code.into() };
     let refused = run(&mut t, apply(2, "a:2;1"), &Alive::default()).answer.unwrap_err();
@@ -32,16 +37,16 @@ fn ids_are_offered_in_turn_and_a_retry_by_the_same_broker_is_idempotent() {
     );
     assert!(run(&mut t, apply(1, "a:1;1"), &Alive::default()).event.is_some());
     let retry = run(&mut t, apply(1, "a:1;1"), &Alive::default());
-    assert_eq!((retry.event, retry.answer), (None, Ok(Answer::IdApplied)));
+    assert_eq!((retry.event, retry.answer), (None, Ok(applied())));
     let taken = run(&mut t, apply(1, "a:9;2"), &Alive::default()).answer.unwrap_err();
     assert_eq!(
         (taken.code, taken.remark.as_str()),
         (Code::BrokerIdInvalid, "Fail to apply brokerId: 1 in broker-set: cb")
     );
-    assert_eq!(run(&mut t, next.clone(), &Alive::default()).answer, Ok(Answer::NextBrokerId(2)));
+    assert_eq!(run(&mut t, next.clone(), &Alive::default()).answer, Ok(next_id(2)));
     // An id above the next one moves the next one past it (Java would offer it again).
     assert!(run(&mut t, apply(5, "a:5;1"), &Alive::default()).event.is_some());
-    assert_eq!(run(&mut t, next, &Alive::default()).answer, Ok(Answer::NextBrokerId(6)));
+    assert_eq!(run(&mut t, next, &Alive::default()).answer, Ok(next_id(6)));
     assert_eq!(code(&run(&mut t, apply(0, "x;1"), &Alive::default()).answer), Some(Code::BrokerIdInvalid));
     assert_eq!(t.group("cb").unwrap().address(1), Some("a:1"));
 }
@@ -58,12 +63,12 @@ fn registration_names_the_master_only_while_it_lives_and_follows_a_moved_broker(
     );
     assert_eq!(code(&run(&mut t, reg(3, "a:3"), &Alive::default()).answer), Some(Code::BrokerNeedToBeRegistered));
     let first = run(&mut t, reg(1, "a:1"), &Alive::default());
-    let Ok(Answer::Registered { master, set }) = first.answer else { panic!("{first:?}") };
+    let Ok(Answer::Registered { master, set, .. }) = first.answer else { panic!("{first:?}") };
     assert_eq!((master.master_broker_id, master.master_epoch, first.event), (None, None, None));
     assert_eq!(set, SyncStateSet::default());
     run(&mut t, elect(1, false), &Alive::default());
     let live = Alive::default().with("c", "cb", 1, 1, 0);
-    let Ok(Answer::Registered { master, set }) = run(&mut t, reg(2, "a:2"), &live).answer else { panic!() };
+    let Ok(Answer::Registered { master, set, .. }) = run(&mut t, reg(2, "a:2"), &live).answer else { panic!() };
     assert_eq!((master.master_broker_id, master.master_address.as_deref()), (Some(1), Some("a:1")));
     assert_eq!((master.master_epoch, master.sync_state_set_epoch, set.epoch), (Some(1), Some(1), 1));
     let Ok(Answer::Registered { master, .. }) = run(&mut t, reg(2, "a:2"), &Alive::default()).answer else { panic!() };

@@ -51,7 +51,7 @@ pub(super) fn group_of(n: i64) -> ReplicaTables {
     let mut t = ReplicaTables::default();
     for id in 1..=n {
         let op = Op::ApplyBrokerId { cluster: "c".into(), name: "cb".into(), id, check_code: format!("a:{id};{id}") };
-        assert_eq!(run(&mut t, op, &Alive::default()).answer, Ok(Answer::IdApplied));
+        assert_eq!(run(&mut t, op, &Alive::default()).answer, Ok(applied()));
     }
     t
 }
@@ -59,4 +59,9 @@ pub(super) fn group_of(n: i64) -> ReplicaTables {
 /// Broker `id` of `cb` asks to be elected.
 pub(super) fn elect(id: i64, designate: bool) -> Op {
     Op::ElectMaster { name: "cb".into(), requester: id, designate }
+}
+
+/// IdApplied's answer for group cb of cluster c.
+pub(super) fn applied() -> Answer {
+    Answer::IdApplied { cluster: "c".into(), name: "cb".into() }
 }

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
-use namesrv::dispatch::body_crc32;
 use namesrv::protocol::{ExtFields, RemotingCommand};
+use namesrv::service::namesrv::body_crc32;
 use serde_json::{json, Value};
 
 use super::ops::{Reg, Style, PERMS, TOPICS, ZONES};

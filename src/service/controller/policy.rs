@@ -1,19 +1,15 @@
-//! Access control on the controller port, which Java leaves open to anyone who reaches it
-//! (apache/rocketmq#10956): which codes each `acl_protect` level covers there and what each role
-//! may send. Every account reads (metadata, sync-state data); a broker account sends what a
-//! broker sends about its own group, for the groups it lists; only an admin designates a master,
-//! cleans a group's data or reads and changes the controller's configuration; only a peer
-//! account sends the Raft codes, and a peer account nothing else.
+//! What the controller port's request codes are, for admission (Java's controller port is open
+//! to anyone who reaches it, apache/rocketmq#10956). Every account reads (metadata, sync-state
+//! data); a broker account sends what a broker sends about its own group, for the groups it
+//! lists; only an admin designates a master, cleans a group's data or reads and changes the
+//! controller's configuration (admin requests, over TLS only where the rules say so); only a
+//! peer account sends the Raft codes, and a peer account nothing else.
 
-use std::net::IpAddr;
-use std::sync::Arc;
-
-use super::accounts::{Account, Accounts, Role};
-use super::verify::{authenticate, names_a_listed_broker, shown, Denied};
+use crate::acl::verify::{Access, Protection, Roles};
+use crate::admission::Guard;
 use crate::protocol::controller::header::ElectMasterHeader;
 use crate::protocol::controller::ControllerRequestCode as Code;
 use crate::protocol::RemotingCommand;
-use crate::settings::AclProtect;
 
 /// What a request on the controller port is, for access control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,47 +46,36 @@ pub fn class(req: &RemotingCommand) -> Class {
     }
 }
 
-/// True when `level` requires credentials for requests of `class`: `admin` covers the admin
-/// codes and Raft, `broker` adds what brokers send, `all` everything.
-pub fn protects(level: AclProtect, class: Class) -> bool {
-    match class {
-        Class::Admin | Class::Raft => true,
-        Class::Broker => matches!(level, AclProtect::Broker | AclProtect::All),
-        Class::Read | Class::Other => level == AclProtect::All,
-    }
-}
-
-/// True when `role` may send requests of `class` (a broker only for the groups it lists, which
-/// [`check`] adds).
-pub fn role_allows(role: Role, class: Class) -> bool {
-    match (role, class) {
-        (Role::Peer, class) => class == Class::Raft,
-        (_, Class::Raft) => false,
-        (Role::Admin, _) => true,
-        (Role::Broker, class) => matches!(class, Class::Read | Class::Broker),
-        (Role::Client, class) => class == Class::Read,
-    }
-}
-
-/// Checks a request on the controller port: signed by an account of `accounts` from `peer`
-/// ([`authenticate`]), whose role may send its class, and, for a broker account sending what
-/// brokers send, naming a group the account lists. Returns the account.
-pub fn check<'a>(accounts: &'a Accounts, peer: IpAddr, req: &RemotingCommand) -> Result<&'a Arc<Account>, Denied> {
-    let account = authenticate(accounts, peer, req)?;
+/// How admission sees `req`: admin requests and Raft frames are protected at every level,
+/// brokers' requests from level `broker`, reads and anything else at `all`. A heartbeat and a
+/// registration announce the broker's own address (`brokerAddr`, `brokerAddress`).
+pub fn guard(req: &RemotingCommand) -> Guard {
     let class = class(req);
-    if !role_allows(account.role, class) {
-        return Err(Denied::RoleNotAllowed { key: shown(&account.access_key), role: account.role, code: req.code });
+    let (protection, roles) = match class {
+        Class::Read => (Protection::FromAll, Roles::READERS),
+        Class::Broker => (Protection::FromBroker, Roles::BROKERS),
+        Class::Admin => (Protection::Always, Roles::ADMIN),
+        Class::Raft => (Protection::Always, Roles::PEERS),
+        Class::Other => (Protection::FromAll, Roles::ADMIN),
+    };
+    let announced_addr = match Code::from_i32(req.code) {
+        Some(Code::BrokerHeartbeat) => Some("brokerAddr"),
+        Some(Code::RegisterBroker) => Some("brokerAddress"),
+        _ => None,
+    };
+    Guard {
+        access: Access { protection, roles, broker_scoped: class == Class::Broker, shape: None },
+        admin: class == Class::Admin,
+        announced_addr,
     }
-    if account.role == Role::Broker && class == Class::Broker {
-        names_a_listed_broker(account, req)?;
-    }
-    Ok(account)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::acl::accounts::Role;
     use crate::protocol::ExtFields;
+    use crate::settings::AclProtect;
 
     fn req(code: i32, fields: &[(&str, &str)]) -> RemotingCommand {
         RemotingCommand::request(code, Some(fields.iter().copied().collect::<ExtFields>()))
@@ -109,15 +94,24 @@ mod tests {
     #[test]
     fn levels_and_roles_cover_the_design_s_table() {
         use AclProtect::*;
-        let covered =
-            |level| [Class::Read, Class::Broker, Class::Admin, Class::Raft, Class::Other].map(|c| protects(level, c));
+        let sample = [1005, 904, 1011, 1901, 105];
+        let covered = |level| sample.map(|code| guard(&req(code, &[])).access.protection.at(level));
         assert_eq!(covered(Admin), [false, false, true, true, false]);
         assert_eq!(covered(Broker), [false, true, true, true, false]);
         assert_eq!(covered(All), [true, true, true, true, true]);
-        let allowed = |role| [Class::Read, Class::Broker, Class::Admin, Class::Raft].map(|c| role_allows(role, c));
+        let allowed = |role| [1005, 904, 1011, 1901].map(|code| guard(&req(code, &[])).access.roles.allows(role));
         assert_eq!(allowed(Role::Admin), [true, true, true, false]);
         assert_eq!(allowed(Role::Broker), [true, true, false, false]);
         assert_eq!(allowed(Role::Client), [true, false, false, false]);
         assert_eq!(allowed(Role::Peer), [false, false, false, true]);
+    }
+
+    #[test]
+    fn the_transport_rules_see_admin_requests_and_announced_addresses() {
+        assert!(guard(&req(1009, &[])).admin && guard(&req(1002, &[("designateElect", "true")])).admin);
+        assert!(!guard(&req(1002, &[("designateElect", "false")])).admin);
+        assert_eq!(guard(&req(904, &[])).announced_addr, Some("brokerAddr"));
+        assert_eq!(guard(&req(1003, &[])).announced_addr, Some("brokerAddress"));
+        assert!(guard(&req(1003, &[])).access.broker_scoped);
     }
 }

@@ -204,7 +204,7 @@ impl Dispatcher {
 
     /// Logs (rate-limited) and counts a request access control refused after its first check.
     fn refused(&self, origin: Origin, req: &RemotingCommand, reason: &'static str, why: &dyn std::fmt::Display) {
-        if let Some(acl) = &self.acl {
+        if let Some(acl) = self.gate.acl() {
             acl.refused(origin.peer, req, reason, why);
         }
     }

@@ -9,8 +9,8 @@
 //! That refuses a REGISTER_BROKER resent as UNREGISTER_BROKER or BROKER_HEARTBEAT and an
 //! injected empty field; what no shape can tell apart is documented under access control.
 
-use thiserror::Error;
-
+use crate::acl::verify::Malformed;
+use crate::limits::shown;
 use crate::protocol::signature::{ACCESS_KEY, SIGNATURE};
 use crate::protocol::RemotingCommand;
 
@@ -79,29 +79,12 @@ fn shape(code: i32) -> Option<Shape> {
     })
 }
 
-/// How a signed broker request departs from its code's shape.
-#[derive(Debug, Clone, Error, PartialEq, Eq)]
-pub enum Malformed {
-    /// A field the code's header does not have.
-    #[error("request code {code} has no field {field}")]
-    Field { code: i32, field: String },
-    /// A field with an empty value.
-    #[error("field {0} is empty")]
-    Empty(String),
-    /// A number or boolean not written as Java writes it.
-    #[error("field {field} is not written as Java writes a {kind}: {value}")]
-    NotCanonical { field: String, kind: &'static str, value: String },
-    /// A body where the code takes none, or none where it needs one.
-    #[error("request code {code} {}", if *.expected { "needs a body" } else { "takes no body" })]
-    Body { code: i32, expected: bool },
-}
-
 /// Checks a signed request against its code's shape; codes without one pass.
 pub fn check(req: &RemotingCommand) -> Result<(), Malformed> {
     let Some(shape) = shape(req.code) else { return Ok(()) };
     for (key, value) in req.ext_fields.iter().flat_map(|f| f.iter()) {
         if !shape.fields.contains(&key) && !HOOK_FIELDS.contains(&key) {
-            return Err(Malformed::Field { code: req.code, field: super::shown::shown(key) });
+            return Err(Malformed::Field { code: req.code, field: shown(key) });
         }
         if value.is_empty() {
             return Err(Malformed::Empty(key.to_owned()));
@@ -113,7 +96,7 @@ pub fn check(req: &RemotingCommand) -> Result<(), Malformed> {
         } else {
             continue;
         };
-        return Err(Malformed::NotCanonical { field: key.to_owned(), kind, value: super::shown::shown(value) });
+        return Err(Malformed::NotCanonical { field: key.to_owned(), kind, value: shown(value) });
     }
     let has_body = req.body.as_ref().is_some_and(|b| !b.is_empty());
     if has_body != shape.body {

@@ -1,22 +1,23 @@
-//! RemotingCommand → actor message → RemotingCommand. Every request failure becomes a RocketMQ
-//! response code here, in one place; only framing errors close a connection.
+//! The NameServer service: RemotingCommand → actor message → RemotingCommand. Every request
+//! failure becomes a RocketMQ response code here, in one place ([`RequestError::code`]); only
+//! framing errors close a connection.
 //!
-//! Every request enters through [`Dispatcher::admit`] (`route`): access control, then route
-//! queries down the route lane (`batch`: its thread's batcher) and the rest to
-//! [`Dispatcher::dispatch`].
+//! Every request enters through its connection's session (`session`): the admission gate as
+//! `policy` describes the code (access control, transport rules), then route queries down the
+//! route lane (`route`, `batch`: its thread's batcher) and the rest to [`Dispatcher::dispatch`].
 //!
 //! The handlers are grouped as the Java NameServer's callers are: `broker` (what brokers send),
 //! `client` (route and cluster queries), `admin` (mqadmin's topic and permission tools) and
-//! `store` (KV and runtime configuration). Access control (`acl`), when on, checks each request
-//! before any of them sees it.
+//! `store` (KV and runtime configuration); `shape` is the shape a signed broker request must have.
 
 mod admin;
 pub mod batch;
 mod broker;
 mod client;
-pub mod controller;
-mod controller_config;
+pub mod policy;
 pub mod route;
+pub mod session;
+mod shape;
 mod store;
 
 use std::rc::Rc;
@@ -29,21 +30,21 @@ use tracing::debug;
 
 use self::route::Checked;
 use crate::acl::verify::Denied;
-use crate::acl::{Acl, Caller};
+use crate::acl::Caller;
+use crate::admission::Gate;
 use crate::config_store::{ConfigError, ConfigHandle};
 use crate::kv::{KvError, KvHandle};
 use crate::origin::Origin;
-use crate::peers::PeerRates;
 use crate::protocol::body::{BodyError, BodyLimits};
-use crate::protocol::command::FLAG_RESPONSE;
 use crate::protocol::header::HeaderError;
 use crate::protocol::reply::template::ReplyTemplate;
-use crate::protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode, SerializeType};
+use crate::protocol::{RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use crate::registry::binding::BoundElsewhere;
 use crate::registry::listings::ListingCache;
 use crate::registry::topic_limit::RegisterRefused;
 use crate::registry::RegistryHandle;
-use crate::settings::{LargeBodyDecode, ResponseSerializeType, Settings, UpdateError};
+use crate::service::Stamp;
+use crate::settings::{LargeBodyDecode, Settings, UpdateError};
 
 /// Why a request failed; each maps to one response code and remark.
 #[derive(Debug, Error)]
@@ -120,36 +121,26 @@ impl RequestError {
 /// Per-server settings the dispatcher needs.
 #[derive(Debug, Clone)]
 pub struct DispatchOptions {
-    /// The serialization of response headers; `None` answers in the request's own.
-    pub response_serialization: Option<SerializeType>,
-    /// The MQVersion ordinal stamped on responses.
-    pub response_version: i32,
+    /// How replies are stamped.
+    pub stamp: Stamp,
     /// Bounds on decoding register bodies.
     pub body_limits: BodyLimits,
     /// Where register bodies are decoded.
     pub body_decode: LargeBodyDecode,
     /// Largest KV value.
     pub kv_max_value_bytes: usize,
-    /// Costly requests a second per source address (0: no limit).
-    pub costly_per_second: u32,
 }
 
 impl From<&Settings> for DispatchOptions {
     fn from(s: &Settings) -> Self {
         Self {
-            response_serialization: match s.listen.response_serialize_type {
-                ResponseSerializeType::Request => None,
-                ResponseSerializeType::Json => Some(SerializeType::Json),
-                ResponseSerializeType::RocketMq => Some(SerializeType::RocketMq),
-            },
-            response_version: s.listen.response_version,
+            stamp: Stamp::of(s),
             body_limits: BodyLimits {
                 max_inflated_bytes: s.limits.max_inflated_body_bytes,
                 max_topics: s.limits.max_topics_per_broker,
             },
             body_decode: s.listen.large_body_decode,
             kv_max_value_bytes: s.limits.kv_max_value_bytes,
-            costly_per_second: s.limits.costly_requests_per_second_per_peer,
         }
     }
 }
@@ -165,7 +156,8 @@ pub struct Actors {
     pub config: ConfigHandle,
 }
 
-/// Turns requests into actor messages and answers into responses. Cheap to clone.
+/// Turns requests into actor messages and answers into responses. Cheap to clone: the service
+/// is one, and each I/O thread keeps a clone its connections share (`session`).
 #[derive(Clone)]
 pub struct Dispatcher {
     /// The actors requests are sent to.
@@ -179,64 +171,37 @@ pub struct Dispatcher {
     large_replies: Arc<tokio::sync::Semaphore>,
     /// Topic listings built, for the tables' current generation (shared by every thread).
     listings: Arc<ListingCache>,
-    /// Each source address's rate of costly requests.
-    costly: Arc<PeerRates>,
-    /// Access control, when on.
-    acl: Option<Arc<Acl>>,
-    /// The reply to a route query that found its route, but for opaque and body, when replies
-    /// are JSON.
-    route_found: Option<Arc<ReplyTemplate>>,
-    /// The controller, when this dispatcher fronts the controller listener instead.
-    controller: Option<controller::ControllerFront>,
+    /// The admission layer every request passes.
+    gate: Arc<Gate>,
 }
 
 type Outcome = Result<RemotingCommand, RequestError>;
 
 impl Dispatcher {
-    /// A dispatcher in front of `actors`.
-    pub fn new(actors: Actors, options: DispatchOptions) -> Self {
+    /// A dispatcher in front of `actors`, behind `gate`.
+    pub fn new(actors: Actors, options: DispatchOptions, gate: Arc<Gate>) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let large_decodes = Arc::new(tokio::sync::Semaphore::new(cores));
-        let large_replies = Arc::new(tokio::sync::Semaphore::new(cores));
-        let per_second = options.costly_per_second;
-        let dispatcher = Self {
+        Self {
             actors,
-            costly: Arc::new(PeerRates::new(per_second, per_second.saturating_mul(2))),
             options: Arc::new(options),
-            large_decodes,
-            large_replies,
+            large_decodes: Arc::new(tokio::sync::Semaphore::new(cores)),
+            large_replies: Arc::new(tokio::sync::Semaphore::new(cores)),
             listings: Arc::default(),
-            acl: None,
-            route_found: None,
-            controller: None,
-        };
-        let found = dispatcher.respond(Ok(success().with_body(Bytes::new())), route::ROUTE, 0, SerializeType::Json);
-        Self { route_found: ReplyTemplate::json(&found).map(Arc::new), ..dispatcher }
+            gate,
+        }
     }
 
-    /// This dispatcher for the controller listener, in front of `front`.
-    pub fn for_controller(self, front: controller::ControllerFront) -> Self {
-        Self { controller: Some(front), ..self }
-    }
-
-    /// This dispatcher with access control checking every request first.
-    pub fn with_acl(self, acl: Arc<Acl>) -> Self {
-        Self { acl: Some(acl), ..self }
-    }
-
-    /// Access control, when on.
-    pub fn acl(&self) -> Option<&Arc<Acl>> {
-        self.acl.as_ref()
+    /// The template of the reply to a route query that found its route, but for opaque and
+    /// body, when replies are JSON (`None` where they cannot be framed from one).
+    pub fn route_found_template(&self) -> Option<ReplyTemplate> {
+        let found = self.respond(Ok(success().with_body(Bytes::new())), route::ROUTE, 0, SerializeType::Json);
+        ReplyTemplate::json(&found)
     }
 
     /// Handles one admitted request (never a route query: those take the route lane); `None`
     /// for oneway requests, which are never answered.
     pub async fn dispatch(self: Rc<Self>, origin: Origin, checked: Checked) -> Option<RemotingCommand> {
         let Checked { request, caller } = checked;
-        if self.controller.is_some() {
-            let response = self.controller_request(origin, &request).await?;
-            return Some(self.respond(Ok(response), request.code, request.opaque, request.serialize_type));
-        }
         let outcome = self.handle(origin, &request, &caller).await;
         let response = self.respond(outcome, request.code, request.opaque, request.serialize_type);
         (!request.is_oneway()).then_some(response)
@@ -245,16 +210,11 @@ impl Dispatcher {
     /// The reply to request `code` (`opaque`, its header read as `header`): the outcome's
     /// response or its failure's code and remark, stamped as every reply is.
     fn respond(&self, outcome: Outcome, code: i32, opaque: i32, header: SerializeType) -> RemotingCommand {
-        let mut response = outcome.unwrap_or_else(|e| {
+        let response = outcome.unwrap_or_else(|e| {
             debug!(code, error = %e, "request failed");
             RemotingCommand::response(e.code(), Some(e.to_string()))
         });
-        response.opaque = opaque;
-        response.flag |= FLAG_RESPONSE;
-        response.language = Some(LanguageCode::Java);
-        response.version = self.options.response_version;
-        response.serialize_type = self.options.response_serialization.unwrap_or(header);
-        response
+        self.options.stamp.stamp(response, opaque, header)
     }
 
     async fn handle(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {
@@ -265,10 +225,7 @@ impl Dispatcher {
         };
         if is_costly(code) {
             // Its own address's rate: a peer pipelining listings waits on its own connection.
-            let wait = self.costly.take(origin.peer.ip(), std::time::Instant::now());
-            if !wait.is_zero() {
-                tokio::time::sleep(wait).await;
-            }
+            self.gate.pace(&origin).await;
         }
         // The frequent codes are awaited in place; the rest are boxed, so that the future every
         // request allocates stays small (register and config futures are kilobytes).

@@ -2,36 +2,36 @@
 //! event loop schedules a flush, the queries its other connections admit in the same turn join
 //! it, and the flush sends them all as one `RouteBatch`. One message and one wake-up of the
 //! registry's thread (and one back) then serve many queries; on one thread it saves the
-//! envelope and reply channel of each. Each I/O thread of a server owns one batcher and hands
-//! it to the connections it starts (see `io_pool`); nothing here is per-thread or global.
+//! envelope and reply channel of each. Each I/O thread of a server owns one batcher (in its
+//! share of the service, `session`); nothing here is per-thread or global.
 //!
-//! Answers go onto each asking connection's [`Answered`] queue, which the connection drains
-//! once per batch: no future, channel or wake-up per query.
+//! Each answer becomes its reply here, on the connection's thread, and goes onto the asking
+//! connection's [`Finished`] queue, which the connection drains once per batch: no future,
+//! channel or wake-up per query.
 
 use std::cell::RefCell;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
 use actix::MailboxError;
-use futures_core::Stream;
 
-use super::route::Outstanding;
 use crate::origin::ConnId;
 use crate::registry::messages::RouteBatch;
 use crate::registry::route_answer::{RouteAnswer, RouteQuery, SharedBody};
 use crate::registry::RegistryHandle;
+use crate::service::{Finished, Outstanding, Reply};
 
 /// What the registry answered one route query, or why it could not.
 pub type Routed = Result<RouteAnswer<SharedBody>, MailboxError>;
 
-/// A route query's in-flight record with its answer.
-pub type Answer = (Outstanding, Routed);
+/// Turns a route query's answer into its reply (the dispatcher's `route_reply`).
+pub type Replier = Rc<dyn Fn(&Outstanding, Routed) -> Reply>;
 
 /// The route queries of one I/O thread of one server waiting to be sent, with where their
-/// answers go.
+/// replies go.
 pub struct RouteBatcher {
     registry: RegistryHandle,
+    /// Turns the answers into replies.
+    replier: Replier,
     pending: RefCell<Pending>,
 }
 
@@ -39,73 +39,22 @@ pub struct RouteBatcher {
 #[derive(Default)]
 struct Pending {
     queries: Vec<RouteQuery>,
-    askers: Vec<(Rc<Answered>, Outstanding)>,
-}
-
-/// The answered route queries of one connection, until it takes them.
-#[derive(Default)]
-pub struct Answered {
-    ready: RefCell<Vec<Answer>>,
-    /// The vector the connection gave back after its last batch, to queue the next one in.
-    spare: RefCell<Vec<Answer>>,
-    taker: RefCell<Option<Waker>>,
-}
-
-impl Answered {
-    /// A queue and the stream its connection takes the answers from, a batch at a time.
-    pub fn new() -> (Rc<Answered>, AnsweredStream) {
-        let answered = Rc::new(Answered::default());
-        (answered.clone(), AnsweredStream(answered))
-    }
-
-    /// Gives back a batch's vector, emptied, for a later batch (no allocation per batch).
-    pub fn recycle(&self, mut batch: Vec<Answer>) {
-        batch.clear();
-        *self.spare.borrow_mut() = batch;
-    }
-
-    fn push(&self, answer: Answer) {
-        self.ready.borrow_mut().push(answer);
-        if let Some(taker) = self.taker.borrow_mut().take() {
-            taker.wake();
-        }
-    }
-}
-
-/// Yields the answers queued for one connection, everything queued at once (give the vector
-/// back with [`Answered::recycle`]); never ends.
-pub struct AnsweredStream(Rc<Answered>);
-
-impl Stream for AnsweredStream {
-    type Item = Vec<Answer>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Vec<Answer>>> {
-        let mut ready = self.0.ready.borrow_mut();
-        if ready.is_empty() {
-            let mut taker = self.0.taker.borrow_mut();
-            if !taker.as_ref().is_some_and(|t| t.will_wake(cx.waker())) {
-                *taker = Some(cx.waker().clone());
-            }
-            return Poll::Pending;
-        }
-        let spare = std::mem::take(&mut *self.0.spare.borrow_mut());
-        Poll::Ready(Some(std::mem::replace(&mut *ready, spare)))
-    }
+    askers: Vec<(Rc<Finished>, Outstanding)>,
 }
 
 impl RouteBatcher {
-    /// A batcher for the connections of one I/O thread that ask `registry`; made on that
-    /// thread (it is not `Send`), its flushes run there.
-    pub fn new(registry: RegistryHandle) -> Rc<RouteBatcher> {
-        Rc::new(RouteBatcher { registry, pending: RefCell::default() })
+    /// A batcher for the connections of one I/O thread that ask `registry`, replying as
+    /// `replier` says; made on that thread (it is not `Send`), its flushes run there.
+    pub fn new(registry: RegistryHandle, replier: Replier) -> Rc<RouteBatcher> {
+        Rc::new(RouteBatcher { registry, replier, pending: RefCell::default() })
     }
 
-    /// Queues `query` for this turn's batch; its answer goes onto `answered` with `flight`.
-    pub fn enqueue(self: &Rc<Self>, query: RouteQuery, flight: Outstanding, answered: &Rc<Answered>) {
+    /// Queues `query` for this turn's batch; its reply goes onto `finished` with `flight`.
+    pub fn enqueue(self: &Rc<Self>, query: RouteQuery, flight: Outstanding, finished: &Rc<Finished>) {
         let first = {
             let mut pending = self.pending.borrow_mut();
             pending.queries.push(query);
-            pending.askers.push((answered.clone(), flight));
+            pending.askers.push((finished.clone(), flight));
             pending.queries.len() == 1
         };
         if first {
@@ -126,13 +75,15 @@ impl RouteBatcher {
         };
         match self.registry.ask(RouteBatch { conn: ConnId::SERVER, queries }).await {
             Ok(answers) => {
-                for ((answered, flight), answer) in askers.into_iter().zip(answers.share()) {
-                    answered.push((flight, Ok(answer)));
+                for ((finished, flight), answer) in askers.into_iter().zip(answers.share()) {
+                    let reply = (self.replier)(&flight, Ok(answer));
+                    finished.push((flight, reply));
                 }
             }
             Err(lost) => {
-                for (answered, flight) in askers {
-                    answered.push((flight, Err(lost)));
+                for (finished, flight) in askers {
+                    let reply = (self.replier)(&flight, Err(lost));
+                    finished.push((flight, reply));
                 }
             }
         }
@@ -143,12 +94,17 @@ impl RouteBatcher {
 mod tests {
     use std::time::Duration;
 
+    use std::pin::Pin;
+
+    use futures_core::Stream;
+
     use super::*;
     use crate::metrics::Metrics;
     use crate::model::{TopicConfig, TopicTable};
     use crate::notifier::{Notifier, NotifyLimits};
     use crate::protocol::body::RegisterBody;
     use crate::protocol::json::JsonStyle;
+    use crate::protocol::RemotingCommand;
     use crate::registry::messages::RegisterBroker;
     use crate::registry::options::RegistryOptions;
     use crate::registry::register::{FingerprintedBody, Registered, Registration};
@@ -208,8 +164,15 @@ mod tests {
     fn batchers_of_two_registries_on_one_thread_each_ask_their_own() {
         actix::System::new().block_on(async {
             let (a, b) = (registry_with("a", "TopicA").await, registry_with("b", "TopicB").await);
-            let (batch_a, batch_b) = (RouteBatcher::new(a), RouteBatcher::new(b));
-            let (answered, mut stream) = Answered::new();
+            // Each found route's body as the reply's, anything else an empty one.
+            let replier: Replier = Rc::new(|_, answer| match answer {
+                Ok(RouteAnswer::Found(body)) => {
+                    Reply::Command(RemotingCommand::request(0, None).with_body(body.to_bytes()))
+                }
+                _ => Reply::Nothing,
+            });
+            let (batch_a, batch_b) = (RouteBatcher::new(a, replier.clone()), RouteBatcher::new(b, replier));
+            let (answered, mut stream) = Finished::new();
             batch_a.enqueue(query("TopicA"), flight(1), &answered);
             batch_b.enqueue(query("TopicA"), flight(2), &answered);
             batch_a.enqueue(query("TopicB"), flight(3), &answered);
@@ -220,10 +183,10 @@ mod tests {
                 answers.extend(batch.expect("the answers never end"));
             }
             answers.sort_by_key(|(flight, _)| flight.opaque);
-            let found: Vec<bool> = answers.iter().map(|(_, a)| matches!(a, Ok(RouteAnswer::Found(_)))).collect();
+            let found: Vec<bool> = answers.iter().map(|(_, reply)| matches!(reply, Reply::Command(_))).collect();
             assert_eq!(found, [true, false, false, true], "each batcher answers from its own registry");
-            let Ok(RouteAnswer::Found(route)) = &answers[0].1 else { unreachable!() };
-            let route = String::from_utf8_lossy(route.bytes());
+            let Reply::Command(route) = &answers[0].1 else { unreachable!() };
+            let route = String::from_utf8_lossy(route.body.as_deref().unwrap_or_default());
             assert!(route.contains("a:10911") && !route.contains("b:10911"), "{route}");
         });
     }

@@ -1,10 +1,12 @@
 //! How a signed request arrived, beyond its signature (each rule off unless configured): admin
-//! codes over TLS only (`acl_admin_requires_tls`), and a broker's announced address on the
-//! peer's own IP (`acl_broker_addr_matches_peer`).
+//! requests over TLS only (`acl_admin_requires_tls`), and a broker's announced address on the
+//! peer's own IP (`acl_broker_addr_matches_peer`), on every port alike.
 
 use std::net::IpAddr;
 
-use super::verify::{shown, Denied, ADMIN_CODES, BROKER_CODES};
+use super::Guard;
+use crate::acl::verify::Denied;
+use crate::limits::shown;
 use crate::origin::Origin;
 use crate::protocol::RemotingCommand;
 use crate::settings::Settings;
@@ -12,9 +14,9 @@ use crate::settings::Settings;
 /// The rules in force.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TransportRules {
-    /// Admin codes are refused over plain TCP.
+    /// Admin requests are refused over plain TCP.
     pub admin_requires_tls: bool,
-    /// Broker codes are refused unless the host of `brokerAddr` is the peer's IP.
+    /// Requests announcing a broker address are refused unless its host is the peer's IP.
     pub broker_addr_matches_peer: bool,
 }
 
@@ -27,14 +29,14 @@ impl TransportRules {
         }
     }
 
-    /// Checks that `req` arrived as the rules require, from `origin`.
-    pub fn check(&self, origin: &Origin, req: &RemotingCommand) -> Result<(), Denied> {
-        if self.admin_requires_tls && !origin.tls && ADMIN_CODES.contains(&req.code) {
+    /// Checks that `req`, which `guard` describes, arrived as the rules require, from `origin`.
+    pub fn check(&self, origin: &Origin, req: &RemotingCommand, guard: &Guard) -> Result<(), Denied> {
+        if self.admin_requires_tls && !origin.tls && guard.admin {
             return Err(Denied::AdminNeedsTls(req.code));
         }
-        if self.broker_addr_matches_peer && BROKER_CODES.contains(&req.code) {
+        if let Some(field) = guard.announced_addr.filter(|_| self.broker_addr_matches_peer) {
             let peer = origin.peer.ip().to_canonical();
-            let addr = req.ext("brokerAddr").unwrap_or_default();
+            let addr = req.ext(field).unwrap_or_default();
             if host_ip(addr) != Some(peer) {
                 return Err(Denied::BrokerAddrNotPeer { addr: shown(addr), peer });
             }
