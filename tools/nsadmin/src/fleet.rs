@@ -154,7 +154,7 @@ impl Fleet {
         if let Some(bad) = addrs.iter().find(|a| !a.contains(':')) {
             return Err(CmdError::Usage(format!("bad NameServer address {bad:?}: expected host:port")));
         }
-        Ok(Fleet { addrs, timeout, options: ConnectOptions { timeout, credentials, tls: None, source: None } })
+        Ok(Fleet { addrs, timeout, options: ConnectOptions { timeout, credentials, ..ConnectOptions::default() } })
     }
 
     /// The same NameServers over TLS with `tls`, when given.
