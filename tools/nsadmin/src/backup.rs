@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::fleet::{body, client_error, success, CmdError};
-use crate::output::{print_writes, Ctx, Exit};
+use crate::output::{print_error, print_writes, Ctx, Exit};
 use crate::wire::{self, KvTable};
 
 /// QUERY_NOT_FOUND: the namespace does not exist on that NameServer.
@@ -53,7 +53,7 @@ pub async fn export(ctx: &Ctx, namespaces: &[String]) -> Result<Exit, CmdError> 
         let cmd = wire::request(RequestCode::GetKvlistByNamespace, &[("namespace", namespace)]);
         let (addr, answer) = ctx.fleet.first(&cmd).await?;
         if answer.code == QUERY_NOT_FOUND {
-            eprintln!("nsadmin: {addr}: no namespace {namespace:?}: left out");
+            print_error(&format!("{addr}: no namespace {namespace:?}: left out"));
             continue;
         }
         let table: KvTable = body(&addr, &success(&addr, answer)?)?;

@@ -7,12 +7,13 @@ use std::time::Duration;
 use namesrv_protocol::RequestCode;
 
 use crate::cli::ClusterListArgs;
+use crate::escape::printable;
 use crate::fleet::{body, success, CmdError};
 use crate::http::{get_json, snapshot_ages, snapshot_note};
-use crate::output::{print_each, Ctx, Exit};
+use crate::output::{print_each, print_error, Ctx, Exit};
 use crate::read::bodies;
 use crate::stats;
-use crate::table::{printable, Table};
+use crate::table::Table;
 use crate::wire::{self, ClusterInfo, TopicRoute};
 
 /// `clusterList [-c C] [-m] [-i SECS [--count N]]`: the table once, or every `-i` seconds until
@@ -62,7 +63,9 @@ async fn cluster_list_once(ctx: &Ctx, args: &ClusterListArgs) -> Exit {
     if let Some(http) = &args.http {
         match get_json(http, "/api/v1/brokers", ctx.fleet.timeout).await {
             Ok(doc) => provisional = snapshot_ages(&doc),
-            Err(e) => eprintln!("HTTP endpoint {http}: {e}: brokers from the route snapshot are not marked"),
+            Err(e) => {
+                print_error(&format!("HTTP endpoint {http}: {e}: brokers from the route snapshot are not marked"))
+            }
         }
     }
     print_each(ctx, results, |info| marked_cluster_table(info, &provisional))

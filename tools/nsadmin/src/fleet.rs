@@ -12,7 +12,7 @@ use thiserror::Error;
 
 use namesrv_client::{ClientError, Conn, ConnectOptions};
 
-use crate::table::printable;
+use crate::escape::printable;
 
 /// A failed command, with the NameServer it concerns.
 #[derive(Debug, Error)]

@@ -2,7 +2,8 @@
 //! which checks that every NameServer of a fleet tells clients the same thing.
 //!
 //! # Layout
-//! - `cli`: clap definitions; `output`: per-NameServer result printing; `table`: text tables.
+//! - `cli`: clap definitions; `output`: per-NameServer result printing; `table`: text tables;
+//!   `escape`: the one escaping of server text for the terminal.
 //! - `fleet`: the `-n` list, its connections (the `namesrv-client` crate: pipelined, signed,
 //!   TLS) and its errors.
 //! - `wire`: request builders and answer bodies.
@@ -18,6 +19,7 @@ mod controller;
 mod controller_diff;
 mod controller_show;
 mod diff;
+mod escape;
 mod fleet;
 mod http;
 mod output;
@@ -59,7 +61,7 @@ fn main() -> ExitCode {
                 // A JSON reader gets the error too, not an empty stdout.
                 table::print_json(&serde_json::json!({"error": e.to_string()}));
             }
-            eprintln!("nsadmin: {e}");
+            output::print_error(&e);
             ExitCode::from(Exit::Failed as u8)
         }
     }

@@ -1,9 +1,12 @@
 //! How results reach the terminal: one NameServer's result as it is, several under a heading
 //! each, failures on stderr naming the NameServer, and the exit code that follows.
 
+use std::fmt::Display;
+
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::escape::printable;
 use crate::fleet::{Fleet, PerNamesrv};
 use crate::table::print_json;
 
@@ -55,12 +58,12 @@ pub fn print_each<T: Serialize>(ctx: &Ctx, results: PerNamesrv<T>, show: impl Fn
                 }
             }
             Ok(value) if single => print!("{}", show(value)),
-            Ok(value) => print!("== {addr}\n{}", show(value)),
+            Ok(value) => print!("== {}\n{}", printable(addr), show(value)),
             Err(e) => {
                 if ctx.json && single {
                     print_json(&json!({"namesrv": addr, "error": e.to_string()}));
                 }
-                eprintln!("nsadmin: {e}");
+                print_error(e);
             }
         }
     }
@@ -69,6 +72,12 @@ pub fn print_each<T: Serialize>(ctx: &Ctx, results: PerNamesrv<T>, show: impl Fn
     } else {
         Exit::Ok
     }
+}
+
+/// Prints `error` on stderr as `nsadmin: error`, escaped ([`printable`]): its text may carry
+/// what a server sent (a remark, a broker address from a cluster list).
+pub fn print_error(error: &impl Display) {
+    eprintln!("nsadmin: {}", printable(&error.to_string()));
 }
 
 /// Prints the result of a write on each NameServer, one line each (`addr  OK  detail`), or a
@@ -97,9 +106,9 @@ pub fn print_writes(ctx: &Ctx, results: PerNamesrv<Map<String, Value>>) -> Exit 
             match result {
                 Ok(fields) => {
                     let detail: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
-                    println!("{}", format!("{addr}  OK  {}", detail.join(" ")).trim_end());
+                    println!("{}", printable(format!("{addr}  OK  {}", detail.join(" ")).trim_end()));
                 }
-                Err(e) => println!("{addr}  FAILED  {e}"),
+                Err(e) => println!("{}", printable(&format!("{addr}  FAILED  {e}"))),
             }
         }
     }

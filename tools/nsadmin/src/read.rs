@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use namesrv_protocol::{RemotingCommand, RequestCode};
 
+use crate::escape::printable;
 use crate::fleet::{body, success, CmdError, PerNamesrv};
 use crate::output::{print_each, Ctx, Exit};
-use crate::table::{printable, Table};
+use crate::table::Table;
 use crate::wire::{self, perm_name, ClusterInfo, KvTable, MemberGroupBody, TopicList, TopicRoute};
 
 /// Parses each successful answer's body as `T`; errors keep the NameServer's address.
@@ -70,7 +71,7 @@ pub fn route_text(route: &TopicRoute) -> String {
             q.topic_sys_flag.to_string(),
         ]);
     }
-    let order = route.order_topic_conf.as_deref().unwrap_or("-");
+    let order = printable(route.order_topic_conf.as_deref().unwrap_or("-"));
     format!("Broker datas:\n{}\nQueue datas:\n{}\nOrder conf: {order}\n", brokers.render(), queues.render())
 }
 
@@ -121,7 +122,9 @@ pub async fn kv_config(ctx: &Ctx, namespace: &str, key: Option<&str>) -> Result<
     let Some(key) = key else {
         let cmd = wire::request(RequestCode::GetKvlistByNamespace, &[("namespace", namespace)]);
         let results = bodies::<KvTable>(ctx.fleet.each(&cmd).await);
-        return Ok(print_each(&all, results, |kv| kv.table.iter().map(|(k, v)| format!("{k}={v}\n")).collect()));
+        return Ok(print_each(&all, results, |kv| {
+            kv.table.iter().map(|(k, v)| format!("{}={}\n", printable(k), printable(v))).collect()
+        }));
     };
     let cmd = wire::request(RequestCode::GetKvConfig, &[("namespace", namespace), ("key", key)]);
     let values = ctx

@@ -9,7 +9,7 @@ use namesrv_protocol::RemotingCommand;
 use serde::Serialize;
 
 use crate::fleet::{body, success, CmdError, PerNamesrv};
-use crate::output::{print_each, Ctx, Exit};
+use crate::output::{print_each, print_error, Ctx, Exit};
 use crate::table::Table;
 use crate::wire::{ClusterInfo, KvTable};
 
@@ -89,7 +89,7 @@ pub async fn print(ctx: &Ctx, results: PerNamesrv<ClusterInfo>) -> Exit {
     for member in rows.iter().filter_map(|(_, r)| r.as_ref().ok()).flatten() {
         if let Some(e) = &member.error {
             silent += 1;
-            eprintln!("nsadmin: broker {}: {e}", member.addr);
+            print_error(&format!("broker {}: {e}", member.addr));
         }
     }
     if !ctx.json {

@@ -1,9 +1,10 @@
 //! Plain-text tables and JSON output: what every subcommand prints.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 
 use serde::Serialize;
+
+use crate::escape::printable;
 
 /// Columns with left-aligned cells, each as wide as its widest cell plus two spaces
 /// (the layout of mqadmin's `ClusterListSubCommand`).
@@ -48,17 +49,6 @@ impl Table {
     }
 }
 
-/// `text` as it may reach a terminal: every control character (escape sequences, carriage
-/// returns, newlines inside a name) written as `\u{..}`, so a name a peer chose can neither
-/// drive the terminal nor fake a line. JSON output needs none of this: it is escaped already.
-pub fn printable(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let escaped = text.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() });
-    Cow::Owned(escaped.collect())
-}
-
 /// Prints `value` as one line of JSON.
 pub fn print_json(value: &impl Serialize) {
     match serde_json::to_string(value) {
@@ -73,9 +63,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn control_characters_in_peer_names_are_escaped_for_the_terminal() {
-        assert!(matches!(printable("Odd T2.é"), Cow::Borrowed("Odd T2.é")), "spaces, dots and letters stay");
-        assert_eq!(printable("evil\x1b[2Jname\nfake"), "evil\\u{1b}[2Jname\\u{a}fake");
+    fn cells_are_escaped_for_the_terminal() {
         let mut table = Table::new(&["#Topic"]);
         table.row(vec!["a\rb".into()]);
         assert_eq!(table.render(), "#Topic\na\\u{d}b\n");

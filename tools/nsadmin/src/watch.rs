@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use crate::cli::WatchArgs;
 use crate::cluster::cluster_table;
+use crate::escape::printable;
 use crate::fleet::{body, success, CmdError};
 use crate::http::{find_key, get_json, heartbeat_ages, snapshot_ages, snapshot_note};
 use crate::output::{Ctx, Exit};
@@ -116,14 +117,14 @@ fn number(n: &serde_json::Number) -> String {
 fn render(view: &View, args: &WatchArgs, refresh: u64, elapsed: Duration) -> String {
     let mut out = format!(
         "nsadmin watch  {}  refresh {refresh} every {} ms  (+{} s)\n\n",
-        view.namesrv,
+        printable(&view.namesrv),
         args.interval_ms,
         elapsed.as_secs()
     );
     match &view.cluster {
         Ok(info) if view.ages.is_empty() => out.push_str(&cluster_table(info)),
         Ok(info) => out.push_str(&table_with_ages(info, &view.ages, &view.provisional)),
-        Err(e) => out.push_str(&format!("error: {e}\n")),
+        Err(e) => out.push_str(&format!("error: {}\n", printable(&e.to_string()))),
     }
     let topics = view.topics.map_or("-".to_owned(), |n| n.to_string());
     out.push_str(&format!("\ntopics: {topics}\n"));
@@ -134,8 +135,8 @@ fn render(view: &View, args: &WatchArgs, refresh: u64, elapsed: Duration) -> Str
         }
         (Some(_), Some(stats)) => out.push_str(&format!(
             "requests/s: {}   mailbox depth: {}\n",
-            figure(Some(stats), "requests_per_second"),
-            figure(Some(stats), "mailbox_depth")
+            printable(&figure(Some(stats), "requests_per_second")),
+            printable(&figure(Some(stats), "mailbox_depth"))
         )),
     }
     out

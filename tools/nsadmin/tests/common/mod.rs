@@ -64,7 +64,8 @@ pub fn dead_addr() -> String {
 }
 
 /// A remoting server stand-in on 127.0.0.1: every request on every connection is answered with
-/// what `answer` makes of it (its opaque and empty extFields set here). Returns its address.
+/// what `answer` makes of it (its opaque set here, and empty extFields unless `answer` gives
+/// some). Returns its address.
 pub fn stand_in(answer: impl Fn(&RemotingCommand) -> RemotingCommand + Send + Sync + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();
@@ -78,7 +79,7 @@ pub fn stand_in(answer: impl Fn(&RemotingCommand) -> RemotingCommand + Send + Sy
                 while let Ok(Some(req)) = codec.decode(&mut buf) {
                     let mut reply = answer(&req);
                     reply.opaque = req.opaque;
-                    reply.ext_fields = Some(ExtFields::new());
+                    reply.ext_fields.get_or_insert_with(ExtFields::new);
                     let mut out = BytesMut::new();
                     encode_frame(&reply, &mut out).expect("encode");
                     let _ = stream.write_all(&out);
