@@ -100,7 +100,8 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
     let global = cli.global;
     let fleet =
         Fleet::new(&global.namesrv_addrs(), Duration::from_millis(global.timeout_ms.max(1)), credentials(&global)?)?
-            .with_tls(tls_config(&global)?);
+            .with_tls(tls_config(&global)?)
+            .with_max_answer_bytes(usize::try_from(global.max_answer_bytes).unwrap_or(usize::MAX));
     let ctx = Ctx { fleet, json: global.json, all: global.all };
     match cli.command {
         Command::ClusterList(args) => cluster::cluster_list(&ctx, &args).await,
