@@ -6,7 +6,8 @@
 //!   `escape`: the one escaping of server text for the terminal.
 //! - `fleet`: the `-n` list, its connections (the `namesrv-client` crate: pipelined, signed,
 //!   TLS) and its errors.
-//! - `wire`: request builders and answer bodies.
+//! - `wire`: request builders and answer bodies; `in_place`: the large ones read in place;
+//!   `lenient`: fastjson's nulls and objects as sorted pairs.
 //! - `read`, `cluster` with `stats`, `write`, `wait`: the mqadmin-style subcommands; `controller` with
 //!   `controller_show`: the controller's; `backup`: KV export and import;
 //!   `diff`: fleet drift; `watch` with `http`: the refreshing view.
@@ -22,6 +23,8 @@ mod diff;
 mod escape;
 mod fleet;
 mod http;
+mod in_place;
+mod lenient;
 mod output;
 mod read;
 mod stats;

@@ -14,9 +14,10 @@ use crate::cluster::cluster_table;
 use crate::escape::printable;
 use crate::fleet::{body, success, CmdError};
 use crate::http::{find_key, get_json, heartbeat_ages, snapshot_ages, snapshot_note};
+use crate::in_place::TopicNames;
 use crate::output::{Ctx, Exit};
 use crate::table::{print_json, Table};
-use crate::wire::{self, ClusterInfo, TopicList};
+use crate::wire::{self, ClusterInfo};
 
 /// Moves the cursor home and clears the screen.
 const CLEAR: &str = "\x1b[H\x1b[2J";
@@ -82,11 +83,12 @@ async fn fetch(ctx: &Ctx, args: &WatchArgs) -> View {
     View { namesrv, cluster, topics, stats, ages, provisional }
 }
 
-/// The number of topics `namesrv` lists (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), if it answers.
+/// The number of topics `namesrv` lists (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), if it answers;
+/// the names are counted in place, not copied.
 async fn topic_count(ctx: &Ctx, namesrv: &str) -> Option<usize> {
     let answer = ctx.fleet.call(namesrv, wire::request(RequestCode::GetAllTopicListFromNameserver, &[])).await.ok()?;
-    let list = (answer.code == 0).then(|| body::<TopicList>(namesrv, &answer).ok()).flatten()?;
-    Some(list.topic_list.len())
+    let body = answer.body.as_deref().filter(|_| answer.code == 0)?;
+    Some(TopicNames::read(body).ok()?.topic_list.len())
 }
 
 /// A figure from the stats document as text: a number, or `name=value` pairs for an object.
