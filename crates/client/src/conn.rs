@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use namesrv_protocol::codec::encode_frame;
 use namesrv_protocol::signature::{sign_command, SessionCredentials};
-use namesrv_protocol::{RemotingCodec, RemotingCommand};
+use namesrv_protocol::{CodecError, RemotingCodec, RemotingCommand};
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::ClientConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
@@ -23,8 +23,9 @@ use tokio_util::either::Either;
 
 use crate::error::{explain, ClientError};
 
-/// Largest answer accepted: a cluster-info or route body of a very large fleet fits many times.
-const MAX_FRAME_BYTES: usize = 256 * 1024 * 1024;
+/// The default of [`ConnectOptions::max_answer_bytes`]: a cluster-info or route body of a very
+/// large fleet fits many times. A tool reading servers it does not trust sets a tighter bound.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 256 * 1024 * 1024;
 
 /// How a connection is made and used.
 #[derive(Debug, Clone)]
@@ -38,11 +39,21 @@ pub struct ConnectOptions {
     /// The local address to connect from, when given (a test playing several hosts on
     /// loopback: 127.0.0.2 is another peer than 127.0.0.1).
     pub source: Option<std::net::IpAddr>,
+    /// The largest frame read from the server, its 4-byte length field included. A larger one
+    /// is refused as soon as its length field arrives, before any of its body is buffered, with
+    /// [`ClientError::AnswerTooLarge`]; the connection is of no further use then.
+    pub max_answer_bytes: usize,
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { timeout: Duration::from_secs(3), credentials: None, tls: None, source: None }
+        ConnectOptions {
+            timeout: Duration::from_secs(3),
+            credentials: None,
+            tls: None,
+            source: None,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+        }
     }
 }
 
@@ -65,6 +76,8 @@ pub struct Conn {
     /// Bytes read and not yet taken as frames.
     pub(crate) input: BytesMut,
     codec: RemotingCodec,
+    /// [`ConnectOptions::max_answer_bytes`], for raw frame reads too.
+    pub(crate) max_answer_bytes: usize,
     pub(crate) writer: WriteHalf<Stream>,
     /// Frames queued by [`Conn::feed`] and not yet flushed.
     pub(crate) output: BytesMut,
@@ -127,7 +140,8 @@ impl Conn {
         Ok(Conn {
             reader,
             input: BytesMut::with_capacity(64 * 1024),
-            codec: RemotingCodec::new(MAX_FRAME_BYTES),
+            codec: RemotingCodec::new(options.max_answer_bytes),
+            max_answer_bytes: options.max_answer_bytes,
             writer,
             output: BytesMut::new(),
             next_opaque: 1,
@@ -290,8 +304,12 @@ async fn read_frame(
     codec: &mut RemotingCodec,
 ) -> Result<Option<RemotingCommand>, ClientError> {
     loop {
-        if let Some(frame) = codec.decode(input)? {
-            return Ok(Some(frame));
+        // The codec checks the length field before the body is waited for.
+        match codec.decode(input) {
+            Ok(Some(frame)) => return Ok(Some(frame)),
+            Ok(None) => {}
+            Err(CodecError::FrameTooLarge { got, max }) => return Err(ClientError::AnswerTooLarge { got, max }),
+            Err(e) => return Err(e.into()),
         }
         input.reserve(64 * 1024);
         if reader.read_buf(input).await? == 0 {

@@ -32,6 +32,15 @@ pub enum ClientError {
     /// The address answers HTTP (the HTTP port, not the remoting port).
     #[error("the server answered HTTP, not the RocketMQ remoting protocol: is this the HTTP port? (the remoting port is 9876 by default)")]
     Http,
+    /// The server announced a frame larger than [`crate::ConnectOptions::max_answer_bytes`]
+    /// (sizes with the 4-byte length field); none of its body was read.
+    #[error("answer of {got} bytes is over the limit of {max} bytes")]
+    AnswerTooLarge {
+        /// The announced size.
+        got: u64,
+        /// The bound.
+        max: usize,
+    },
     /// A frame could not be written or read.
     #[error("{0}")]
     Codec(#[from] CodecError),
@@ -67,7 +76,7 @@ impl ClientError {
 /// server that wants TLS.
 pub(crate) fn explain(error: ClientError, plain_unanswered: bool) -> ClientError {
     match error {
-        ClientError::Codec(CodecError::FrameTooLarge { got, .. }) if got == HTTP_AS_FRAME_LENGTH => ClientError::Http,
+        ClientError::AnswerTooLarge { got, .. } if got == HTTP_AS_FRAME_LENGTH => ClientError::Http,
         e if plain_unanswered && e.is_closed() => ClientError::ExpectsTls,
         other => other,
     }

@@ -10,7 +10,9 @@ pub mod blocking;
 mod conn;
 mod error;
 mod raw;
+#[cfg(test)]
+mod tests;
 pub mod tls;
 
-pub use conn::{Conn, ConnectOptions, Incoming};
+pub use conn::{Conn, ConnectOptions, Incoming, DEFAULT_MAX_ANSWER_BYTES};
 pub use error::ClientError;

@@ -28,13 +28,17 @@ impl Conn {
         Ok(self.reader.read_buf(into).await?)
     }
 
-    /// The next whole frame as bytes (its length prefix included), within the timeout.
+    /// The next whole frame as bytes (its length prefix included), within the timeout; one
+    /// announced larger than `max_answer_bytes` is refused before its body is read.
     pub async fn next_raw_frame(&mut self) -> Result<BytesMut, ClientError> {
-        let Conn { reader, input, timeout: wait, .. } = self;
+        let Conn { reader, input, timeout: wait, max_answer_bytes: max, .. } = self;
         within(*wait, async {
             loop {
                 if input.len() >= 4 {
                     let len = u32::from_be_bytes([input[0], input[1], input[2], input[3]]) as usize;
+                    if 4 + len > *max {
+                        return Err(ClientError::AnswerTooLarge { got: 4 + len as u64, max: *max });
+                    }
                     if input.len() >= 4 + len {
                         return Ok(input.split_to(4 + len));
                     }

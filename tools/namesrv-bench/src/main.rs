@@ -238,7 +238,7 @@ fn main() {
         }
     };
     // No answer within a minute is a server in trouble, not load.
-    let options = ConnectOptions { timeout: Duration::from_secs(60), credentials, tls, source: None };
+    let options = ConnectOptions { timeout: Duration::from_secs(60), credentials, tls, ..ConnectOptions::default() };
     let target = Target { addr: cli.addr.clone(), options };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let result = runtime.block_on(async {

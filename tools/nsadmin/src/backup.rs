@@ -11,9 +11,10 @@ use namesrv_protocol::{RemotingCommand, RequestCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::fleet::{body, client_error, success, CmdError};
-use crate::output::{print_writes, Ctx, Exit};
-use crate::wire::{self, KvTable};
+use crate::fleet::{client_error, success, CmdError};
+use crate::in_place::{Entries, KvEntries};
+use crate::output::{print_error, print_writes, Ctx, Exit};
+use crate::wire;
 
 /// QUERY_NOT_FOUND: the namespace does not exist on that NameServer.
 const QUERY_NOT_FOUND: i32 = 22;
@@ -48,19 +49,32 @@ pub struct ImportLimits {
 /// namesrv state directory, `namesrv --export-kv` writes the whole store). A namespace the
 /// NameServer does not have is left out, with a line on stderr.
 pub async fn export(ctx: &Ctx, namespaces: &[String]) -> Result<Exit, CmdError> {
-    let mut config = KvConfig::default();
+    let mut answers = Vec::with_capacity(namespaces.len());
     for namespace in namespaces {
         let cmd = wire::request(RequestCode::GetKvlistByNamespace, &[("namespace", namespace)]);
         let (addr, answer) = ctx.fleet.first(&cmd).await?;
         if answer.code == QUERY_NOT_FOUND {
-            eprintln!("nsadmin: {addr}: no namespace {namespace:?}: left out");
+            print_error(&format!("{addr}: no namespace {namespace:?}: left out"));
             continue;
         }
-        let table: KvTable = body(&addr, &success(&addr, answer)?)?;
-        config.config_table.insert(namespace.clone(), table.table);
+        answers.push((namespace.as_str(), success(&addr, answer)?, addr));
     }
-    crate::table::print_json(&config);
+    // Read in place once every answer is in: the tables borrow their answers.
+    let mut config_table = BTreeMap::new();
+    for (namespace, answer, addr) in &answers {
+        let kv = KvEntries::read(answer.body.as_deref().unwrap_or_default())
+            .map_err(|source| CmdError::Body { addr: addr.clone(), source })?;
+        config_table.insert(*namespace, kv.table);
+    }
+    crate::table::print_json(&Export { config_table });
     Ok(Exit::Ok)
+}
+
+/// What `exportKv` prints: a [`KvConfig`] whose tables borrow the answers they were read from.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Export<'a> {
+    config_table: BTreeMap<&'a str, Entries<'a>>,
 }
 
 /// `importKv -f FILE`: every entry of a `kvConfig.json` put on every NameServer; one line per

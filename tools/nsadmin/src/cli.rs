@@ -61,7 +61,24 @@ pub struct Global {
     /// The client certificate's private key (PEM).
     #[arg(long = "tls-key", global = true, requires = "tls_cert", value_name = "PEM")]
     pub tls_key: Option<PathBuf>,
+    /// The largest answer accepted from a NameServer, controller or broker, in bytes (the whole
+    /// frame): a larger one is refused as soon as its size arrives, before it is read.
+    #[arg(
+        long = "max-answer-bytes",
+        global = true,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_MAX_ANSWER_BYTES,
+        value_parser = clap::value_parser!(u64).range(1024..)
+    )]
+    pub max_answer_bytes: u64,
 }
+
+/// The default `--max-answer-bytes`, 64 MiB: above the largest answer an honest cluster gives (a
+/// topic list of 1,000,000 topics of ~30 bytes is about 32 MB; namesrv's KV store at its default
+/// bound, `kv_max_store_bytes` 64 MiB, lists in less, each entry counting 160 bytes beyond its
+/// key and value), 4 times what Java's mqadmin reads at all (16 MiB), and a fourth of the
+/// client's own default.
+pub const DEFAULT_MAX_ANSWER_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The NameServers when neither `-n` nor `NSADMIN_NAMESRV_ADDR` names them and `NAMESRV_ADDR` is
 /// not set either.

@@ -7,12 +7,13 @@ use std::time::Duration;
 use namesrv_protocol::RequestCode;
 
 use crate::cli::ClusterListArgs;
+use crate::escape::printable;
 use crate::fleet::{body, success, CmdError};
 use crate::http::{get_json, snapshot_ages, snapshot_note};
-use crate::output::{print_each, Ctx, Exit};
+use crate::output::{print_each, print_each_to, print_error, Ctx, Exit};
 use crate::read::bodies;
 use crate::stats;
-use crate::table::{printable, Table};
+use crate::table::Table;
 use crate::wire::{self, ClusterInfo, TopicRoute};
 
 /// `clusterList [-c C] [-m] [-i SECS [--count N]]`: the table once, or every `-i` seconds until
@@ -62,10 +63,12 @@ async fn cluster_list_once(ctx: &Ctx, args: &ClusterListArgs) -> Exit {
     if let Some(http) = &args.http {
         match get_json(http, "/api/v1/brokers", ctx.fleet.timeout).await {
             Ok(doc) => provisional = snapshot_ages(&doc),
-            Err(e) => eprintln!("HTTP endpoint {http}: {e}: brokers from the route snapshot are not marked"),
+            Err(e) => {
+                print_error(&format!("HTTP endpoint {http}: {e}: brokers from the route snapshot are not marked"))
+            }
         }
     }
-    print_each(ctx, results, |info| marked_cluster_table(info, &provisional))
+    print_each_to(ctx, results, |info, out| marked_cluster_table(info, &provisional).write_to(out))
 }
 
 /// `info` cut down to `cluster` and its groups, or `None` when it has no such cluster.
@@ -79,12 +82,12 @@ fn only_cluster(info: &ClusterInfo, cluster: &str) -> Option<ClusterInfo> {
 
 /// The clusterList table: one row per broker member, like mqadmin's without broker figures.
 pub fn cluster_table(info: &ClusterInfo) -> String {
-    marked_cluster_table(info, &BTreeMap::new())
+    marked_cluster_table(info, &BTreeMap::new()).render()
 }
 
 /// The clusterList table, with a `#Note` column when any member is in `provisional` (broker
 /// address to the age in ms of the route snapshot it was loaded from).
-fn marked_cluster_table(info: &ClusterInfo, provisional: &BTreeMap<String, u64>) -> String {
+fn marked_cluster_table(info: &ClusterInfo, provisional: &BTreeMap<String, u64>) -> Table {
     let mut headers = vec!["#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Zone"];
     if !provisional.is_empty() {
         headers.push("#Note");
@@ -105,7 +108,7 @@ fn marked_cluster_table(info: &ClusterInfo, provisional: &BTreeMap<String, u64>)
             table.row(row);
         }
     }
-    table.render()
+    table
 }
 
 /// `topicClusterList -t T`: the clusters of the groups in the topic's route, one per line,
@@ -155,7 +158,7 @@ mod tests {
     fn members_from_the_route_snapshot_get_a_note_and_others_none() {
         let body = br#"{"brokerAddrTable":{"a":{"brokerAddrs":{0:"h:1",1:"h:2"},"brokerName":"a","cluster":"C"}},"clusterAddrTable":{"C":["a"]}}"#;
         let info: ClusterInfo = wire::parse(Some(body)).expect("parses");
-        let text = marked_cluster_table(&info, &BTreeMap::from([("h:2".to_owned(), 42_900)]));
+        let text = marked_cluster_table(&info, &BTreeMap::from([("h:2".to_owned(), 42_900)])).render();
         let rows: Vec<&str> = text.lines().collect();
         assert!(rows[0].trim_end().ends_with("#Note"), "{text}");
         assert!(!rows[1].contains("snapshot"), "{text}");

@@ -13,8 +13,9 @@ use namesrv_protocol::{RemotingCommand, RequestCode};
 use serde_json::{Map, Value};
 
 use crate::controller_show::{self, sync_states_of, Elected, Metadata};
+use crate::escape::printable;
 use crate::fleet::{body, success, CmdError, Fleet};
-use crate::output::{print_each, print_writes, Ctx, Exit};
+use crate::output::{print_each, print_error, print_writes, Ctx, Exit};
 use crate::wire::{self, ClusterInfo};
 
 /// CONTROLLER_GET_METADATA_INFO.
@@ -135,11 +136,11 @@ pub async fn clean_broker_metadata(ctx: &Ctx, list: &str, clean: CleanArgs<'_>) 
     match result {
         _ if ctx.json => Ok(print_writes(ctx, vec![(leader, result)])),
         Ok(_) => {
-            println!("clear broker {} metadata from controller success!", clean.broker);
+            println!("clear broker {} metadata from controller success!", printable(clean.broker));
             Ok(Exit::Ok)
         }
         Err(e) => {
-            eprintln!("nsadmin: {e}");
+            print_error(&e);
             Ok(Exit::Failed)
         }
     }

@@ -13,6 +13,7 @@ use namesrv_protocol::RemotingCommand;
 use serde_json::json;
 
 use crate::controller::{cluster_groups, controllers, GET_METADATA, GET_SYNC_STATE_DATA};
+use crate::escape::printable;
 use crate::fleet::{success, CmdError, Fleet};
 use crate::output::{Ctx, Exit};
 use crate::table::print_json;
@@ -141,12 +142,12 @@ fn print(
         return;
     }
     for (addr, error) in unreachable {
-        println!("UNREACHABLE {addr}  {error}");
+        println!("UNREACHABLE {}  {}", printable(addr), printable(error));
     }
     for (subject, seen) in drifts {
-        println!("DRIFT {subject}");
+        println!("DRIFT {}", printable(subject));
         for (addr, value) in seen {
-            println!("    {addr}  {value}");
+            println!("    {}  {}", printable(addr), printable(value));
         }
     }
     let summary = format!("{answered} controllers answered, {serving} served group state");

@@ -1,5 +1,6 @@
 //! What the controller subcommands print: the answers as JSON-friendly structs, and their text
-//! in mqadmin's layout (`#Label<TAB>value` lines), so scripts written for mqadmin read it.
+//! in mqadmin's layout (`#Label<TAB>value` lines), so scripts written for mqadmin read it. Every
+//! value a controller sent is escaped ([`printable`]) in the text.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -8,7 +9,7 @@ use namesrv_protocol::controller::body::{BrokerReplicasInfo, ElectMasterResponse
 use namesrv_protocol::controller::response::{MasterFields, MetadataResponse};
 use serde::Serialize;
 
-use crate::table::printable;
+use crate::escape::printable;
 
 /// CONTROLLER_GET_METADATA_INFO's answer.
 #[derive(Debug, Clone, Serialize)]
@@ -41,11 +42,12 @@ impl From<MetadataResponse> for Metadata {
 
 /// The metadata text.
 pub fn metadata(m: &Metadata) -> String {
-    let mut out = format!("#ControllerGroup\t{}\n", m.group);
-    let _ = writeln!(out, "#ControllerLeaderId\t{}", m.leader_id.as_deref().unwrap_or(""));
-    let _ = writeln!(out, "#ControllerLeaderAddress\t{}", m.leader_address.as_deref().unwrap_or(""));
+    let show = |v: &Option<String>| printable(v.as_deref().unwrap_or("")).into_owned();
+    let mut out = format!("#ControllerGroup\t{}\n", printable(&m.group));
+    let _ = writeln!(out, "#ControllerLeaderId\t{}", show(&m.leader_id));
+    let _ = writeln!(out, "#ControllerLeaderAddress\t{}", show(&m.leader_address));
     for peer in &m.peers {
-        let _ = writeln!(out, "#Peer:\t{peer}");
+        let _ = writeln!(out, "#Peer:\t{}", printable(peer));
     }
     out
 }
@@ -111,15 +113,16 @@ pub fn sync_states_of(info: BrokerReplicasInfo) -> SyncStates {
 pub fn sync_states(states: &SyncStates) -> String {
     let mut out = String::new();
     for (name, s) in states {
+        let name = printable(name);
         let _ = writeln!(out, "#brokerName\t{name}");
         let _ = writeln!(out, "#MasterBrokerId\t{}", s.master_broker_id.map(|m| m.to_string()).unwrap_or_default());
-        let _ = writeln!(out, "#MasterAddr\t{}", s.master_address.as_deref().unwrap_or(""));
+        let _ = writeln!(out, "#MasterAddr\t{}", printable(s.master_address.as_deref().unwrap_or("")));
         let _ = writeln!(out, "#MasterEpoch\t{}", s.master_epoch);
         let _ = writeln!(out, "#SyncStateSetEpoch\t{}", s.sync_state_set_epoch);
         let _ = writeln!(out, "#SyncStateSetNums\t{}", s.in_sync_replicas.len());
         for (label, list) in [("InSyncReplica", &s.in_sync_replicas), ("NotInSyncReplica", &s.not_in_sync_replicas)] {
             for r in list {
-                let (id, addr, alive) = (r.broker_id, &r.broker_address, r.alive);
+                let (id, addr, alive) = (r.broker_id, printable(&r.broker_address), r.alive);
                 let _ = writeln!(out, "{label}:\tbrokerName={name} brokerId={id} brokerAddress={addr} alive={alive}");
             }
         }
@@ -169,12 +172,12 @@ impl Elected {
 /// The election text.
 pub fn elected(e: &Elected) -> String {
     let show = |v: Option<String>| v.unwrap_or_default();
-    let mut out = format!("#ClusterName\t{}\n#BrokerName\t{}\n", e.cluster_name, e.broker_name);
-    let _ = writeln!(out, "#BrokerMasterAddr\t{}", show(e.master_address.clone()));
+    let mut out = format!("#ClusterName\t{}\n#BrokerName\t{}\n", printable(&e.cluster_name), printable(&e.broker_name));
+    let _ = writeln!(out, "#BrokerMasterAddr\t{}", printable(&show(e.master_address.clone())));
     let _ = writeln!(out, "#MasterEpoch\t{}", show(e.master_epoch.map(|v| v.to_string())));
     let _ = writeln!(out, "#SyncStateSetEpoch\t{}", show(e.sync_state_set_epoch.map(|v| v.to_string())));
     for (id, addr) in &e.brokers {
-        let _ = writeln!(out, "#Broker\t{id}\t{addr}");
+        let _ = writeln!(out, "#Broker\t{id}\t{}", printable(addr));
     }
     out
 }

@@ -12,7 +12,7 @@ use thiserror::Error;
 
 use namesrv_client::{ClientError, Conn, ConnectOptions};
 
-use crate::table::printable;
+use crate::escape::printable;
 
 /// A failed command, with the NameServer it concerns.
 #[derive(Debug, Error)]
@@ -70,6 +70,16 @@ pub enum CmdError {
         addr: String,
         /// What went wrong.
         source: ClientError,
+    },
+    /// The server announced an answer larger than `--max-answer-bytes`; none of it was read.
+    #[error("answer of {got} bytes from {addr} is over --max-answer-bytes {max}")]
+    AnswerTooLarge {
+        /// The server.
+        addr: String,
+        /// The announced size, its 4-byte length field included.
+        got: u64,
+        /// The bound.
+        max: usize,
     },
     /// The NameServer answered with an error code.
     #[error("{addr}: {} ({code}){}", code_name(*.code), remark_suffix(.remark))]
@@ -154,7 +164,13 @@ impl Fleet {
         if let Some(bad) = addrs.iter().find(|a| !a.contains(':')) {
             return Err(CmdError::Usage(format!("bad NameServer address {bad:?}: expected host:port")));
         }
-        Ok(Fleet { addrs, timeout, options: ConnectOptions { timeout, credentials, tls: None, source: None } })
+        Ok(Fleet { addrs, timeout, options: ConnectOptions { timeout, credentials, ..ConnectOptions::default() } })
+    }
+
+    /// The same NameServers, refusing any answer larger than `max` bytes (`--max-answer-bytes`).
+    pub fn with_max_answer_bytes(mut self, max: usize) -> Fleet {
+        self.options.max_answer_bytes = max;
+        self
     }
 
     /// The same NameServers over TLS with `tls`, when given.
@@ -204,9 +220,13 @@ impl Fleet {
     }
 }
 
-/// Wraps a connection failure with the NameServer's address.
+/// Wraps a connection failure with the NameServer's address; an answer over the bound names
+/// the flag that sets it.
 pub fn client_error(addr: &str, source: ClientError) -> CmdError {
-    CmdError::Client { addr: addr.to_owned(), source }
+    match source {
+        ClientError::AnswerTooLarge { got, max } => CmdError::AnswerTooLarge { addr: addr.to_owned(), got, max },
+        source => CmdError::Client { addr: addr.to_owned(), source },
+    }
 }
 
 /// The answer itself when its code is SUCCESS, a [`CmdError::Refused`] naming `addr` otherwise.

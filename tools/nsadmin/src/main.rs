@@ -2,10 +2,12 @@
 //! which checks that every NameServer of a fleet tells clients the same thing.
 //!
 //! # Layout
-//! - `cli`: clap definitions; `output`: per-NameServer result printing; `table`: text tables.
+//! - `cli`: clap definitions; `output`: per-NameServer result printing; `table`: text tables;
+//!   `escape`: the one escaping of server text for the terminal.
 //! - `fleet`: the `-n` list, its connections (the `namesrv-client` crate: pipelined, signed,
 //!   TLS) and its errors.
-//! - `wire`: request builders and answer bodies.
+//! - `wire`: request builders and answer bodies; `in_place`: the large ones read in place;
+//!   `lenient`: fastjson's nulls and objects as sorted pairs.
 //! - `read`, `cluster` with `stats`, `write`, `wait`: the mqadmin-style subcommands; `controller` with
 //!   `controller_show`: the controller's; `backup`: KV export and import;
 //!   `diff`: fleet drift; `watch` with `http`: the refreshing view.
@@ -18,8 +20,11 @@ mod controller;
 mod controller_diff;
 mod controller_show;
 mod diff;
+mod escape;
 mod fleet;
 mod http;
+mod in_place;
+mod lenient;
 mod output;
 mod read;
 mod stats;
@@ -59,7 +64,7 @@ fn main() -> ExitCode {
                 // A JSON reader gets the error too, not an empty stdout.
                 table::print_json(&serde_json::json!({"error": e.to_string()}));
             }
-            eprintln!("nsadmin: {e}");
+            output::print_error(&e);
             ExitCode::from(Exit::Failed as u8)
         }
     }
@@ -98,7 +103,8 @@ async fn run(cli: Cli) -> Result<Exit, CmdError> {
     let global = cli.global;
     let fleet =
         Fleet::new(&global.namesrv_addrs(), Duration::from_millis(global.timeout_ms.max(1)), credentials(&global)?)?
-            .with_tls(tls_config(&global)?);
+            .with_tls(tls_config(&global)?)
+            .with_max_answer_bytes(usize::try_from(global.max_answer_bytes).unwrap_or(usize::MAX));
     let ctx = Ctx { fleet, json: global.json, all: global.all };
     match cli.command {
         Command::ClusterList(args) => cluster::cluster_list(&ctx, &args).await,

@@ -1,9 +1,13 @@
 //! How results reach the terminal: one NameServer's result as it is, several under a heading
 //! each, failures on stderr naming the NameServer, and the exit code that follows.
 
+use std::fmt::Display;
+use std::io::{self, BufWriter, Write};
+
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::escape::printable;
 use crate::fleet::{Fleet, PerNamesrv};
 use crate::table::print_json;
 
@@ -35,14 +39,24 @@ pub struct Ctx {
 /// `{"namesrv", "error"}`, so a JSON reader never meets an empty stdout. Any failure also goes to
 /// stderr and makes the exit 1.
 pub fn print_each<T: Serialize>(ctx: &Ctx, results: PerNamesrv<T>, show: impl Fn(&T) -> String) -> Exit {
+    print_each_to(ctx, results, |value, out| out.write_all(show(value).as_bytes()))
+}
+
+/// [`print_each`] with each result's text written by `write` as it goes, so a large answer (a
+/// topic list) is not copied into a string first. The text is `write`'s to escape.
+pub fn print_each_to<T: Serialize>(
+    ctx: &Ctx,
+    results: PerNamesrv<T>,
+    write: impl Fn(&T, &mut dyn Write) -> io::Result<()>,
+) -> Exit {
     let failed = results.iter().any(|(_, r)| r.is_err());
     let single = !ctx.all && results.len() == 1;
     if ctx.json && !single {
-        let items: Vec<Value> = results
+        let items: Vec<Item<'_, T>> = results
             .iter()
             .map(|(addr, r)| match r {
-                Ok(value) => json!({"namesrv": addr, "result": value}),
-                Err(e) => json!({"namesrv": addr, "error": e.to_string()}),
+                Ok(value) => Item { error: None, namesrv: addr, result: Some(value) },
+                Err(e) => Item { error: Some(e.to_string()), namesrv: addr, result: None },
             })
             .collect();
         print_json(&items);
@@ -54,13 +68,17 @@ pub fn print_each<T: Serialize>(ctx: &Ctx, results: PerNamesrv<T>, show: impl Fn
                     print_json(value);
                 }
             }
-            Ok(value) if single => print!("{}", show(value)),
-            Ok(value) => print!("== {addr}\n{}", show(value)),
+            Ok(value) => {
+                let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+                let heading = if single { Ok(()) } else { writeln!(out, "== {}", printable(addr)) };
+                // A closed stdout (`| head`) ends the output; nothing else is to be done.
+                let _ = heading.and_then(|()| write(value, &mut out)).and_then(|()| out.flush());
+            }
             Err(e) => {
                 if ctx.json && single {
                     print_json(&json!({"namesrv": addr, "error": e.to_string()}));
                 }
-                eprintln!("nsadmin: {e}");
+                print_error(e);
             }
         }
     }
@@ -69,6 +87,23 @@ pub fn print_each<T: Serialize>(ctx: &Ctx, results: PerNamesrv<T>, show: impl Fn
     } else {
         Exit::Ok
     }
+}
+
+/// One NameServer's result in a JSON array, `{"namesrv", "result" | "error"}` (fields in the
+/// order a JSON object has them): the result is written from where it is, not copied.
+#[derive(Serialize)]
+struct Item<'a, T> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    namesrv: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a T>,
+}
+
+/// Prints `error` on stderr as `nsadmin: error`, escaped ([`printable`]): its text may carry
+/// what a server sent (a remark, a broker address from a cluster list).
+pub fn print_error(error: &impl Display) {
+    eprintln!("nsadmin: {}", printable(&error.to_string()));
 }
 
 /// Prints the result of a write on each NameServer, one line each (`addr  OK  detail`), or a
@@ -97,9 +132,9 @@ pub fn print_writes(ctx: &Ctx, results: PerNamesrv<Map<String, Value>>) -> Exit 
             match result {
                 Ok(fields) => {
                     let detail: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
-                    println!("{}", format!("{addr}  OK  {}", detail.join(" ")).trim_end());
+                    println!("{}", printable(format!("{addr}  OK  {}", detail.join(" ")).trim_end()));
                 }
-                Err(e) => println!("{addr}  FAILED  {e}"),
+                Err(e) => println!("{}", printable(&format!("{addr}  FAILED  {e}"))),
             }
         }
     }

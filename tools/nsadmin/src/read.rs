@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 
 use namesrv_protocol::{RemotingCommand, RequestCode};
 
+use crate::escape::printable;
 use crate::fleet::{body, success, CmdError, PerNamesrv};
-use crate::output::{print_each, Ctx, Exit};
-use crate::table::{printable, Table};
-use crate::wire::{self, perm_name, ClusterInfo, KvTable, MemberGroupBody, TopicList, TopicRoute};
+use crate::in_place::{KvEntries, TopicNames};
+use crate::output::{print_each, print_each_to, Ctx, Exit};
+use crate::table::Table;
+use crate::wire::{self, perm_name, ClusterInfo, MemberGroupBody, TopicRoute};
 
 /// Parses each successful answer's body as `T`; errors keep the NameServer's address.
 pub(crate) fn bodies<T: serde::de::DeserializeOwned>(results: PerNamesrv<RemotingCommand>) -> PerNamesrv<T> {
@@ -70,20 +72,55 @@ pub fn route_text(route: &TopicRoute) -> String {
             q.topic_sys_flag.to_string(),
         ]);
     }
-    let order = route.order_topic_conf.as_deref().unwrap_or("-");
+    let order = printable(route.order_topic_conf.as_deref().unwrap_or("-"));
     format!("Broker datas:\n{}\nQueue datas:\n{}\nOrder conf: {order}\n", brokers.render(), queues.render())
 }
 
-/// `topicList [-c C]`: one topic name per line.
+/// `topicList [-c C]`: one topic name per line. A topic list is the largest answer a NameServer
+/// gives: its names are borrowed from the answer and written out one by one, never copied whole.
 pub async fn topic_list(ctx: &Ctx, cluster: Option<&str>) -> Result<Exit, CmdError> {
     let cmd = match cluster {
         Some(c) => wire::request(RequestCode::GetTopicsByCluster, &[("cluster", c)]),
         None => wire::request(RequestCode::GetAllTopicListFromNameserver, &[]),
     };
-    let results = ctx.fleet.read(&cmd, ctx.all).await;
-    Ok(print_each(ctx, bodies::<TopicList>(results), |list| {
-        list.topic_list.iter().map(|t| format!("{}\n", printable(t))).collect()
+    let (held, results) = held_answers(ctx.fleet.read(&cmd, ctx.all).await);
+    let lists = read_held(&held, results, TopicNames::read);
+    Ok(print_each_to(ctx, lists, |list: &TopicNames<'_>, out| {
+        list.topic_list.iter().try_for_each(|name| writeln!(out, "{}", printable(name.as_str())))
     }))
+}
+
+/// The successful answers, kept apart from the results so that what is read from them can
+/// borrow them: each result is its answer's index, or the failure.
+fn held_answers(results: PerNamesrv<RemotingCommand>) -> (Vec<RemotingCommand>, PerNamesrv<usize>) {
+    let mut held = Vec::with_capacity(results.len());
+    let indexes = results
+        .into_iter()
+        .map(|(addr, r)| {
+            let index = r.and_then(|answer| success(&addr, answer)).map(|answer| {
+                held.push(answer);
+                held.len() - 1
+            });
+            (addr, index)
+        })
+        .collect();
+    (held, indexes)
+}
+
+/// Reads the body of each held answer with `read` (in place: what it reads borrows the body).
+fn read_held<'h, T>(
+    held: &'h [RemotingCommand],
+    results: PerNamesrv<usize>,
+    read: impl Fn(&'h [u8]) -> Result<T, serde_json::Error>,
+) -> PerNamesrv<T> {
+    let body = |i: usize| held.get(i).and_then(|a| a.body.as_deref()).unwrap_or_default();
+    results
+        .into_iter()
+        .map(|(addr, r)| {
+            let value = r.and_then(|i| read(body(i)).map_err(|source| CmdError::Body { addr: addr.clone(), source }));
+            (addr, value)
+        })
+        .collect()
 }
 
 /// `getNamesrvConfig`: every NameServer's settings (mqadmin's `GetNamesrvConfigCommand` asks each).
@@ -120,8 +157,12 @@ pub async fn kv_config(ctx: &Ctx, namespace: &str, key: Option<&str>) -> Result<
     let all = Ctx { all: true, ..ctx.clone() };
     let Some(key) = key else {
         let cmd = wire::request(RequestCode::GetKvlistByNamespace, &[("namespace", namespace)]);
-        let results = bodies::<KvTable>(ctx.fleet.each(&cmd).await);
-        return Ok(print_each(&all, results, |kv| kv.table.iter().map(|(k, v)| format!("{k}={v}\n")).collect()));
+        let (held, results) = held_answers(ctx.fleet.each(&cmd).await);
+        let tables = read_held(&held, results, KvEntries::read);
+        return Ok(print_each_to(&all, tables, |kv: &KvEntries<'_>, out| {
+            let mut entries = kv.table.0.iter();
+            entries.try_for_each(|(k, v)| writeln!(out, "{}={}", printable(k.as_str()), printable(v.as_str())))
+        }));
     };
     let cmd = wire::request(RequestCode::GetKvConfig, &[("namespace", namespace), ("key", key)]);
     let values = ctx

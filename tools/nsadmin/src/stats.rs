@@ -2,16 +2,15 @@
 //! GET_BROKER_RUNTIME_INFO (28), as mqadmin's `ClusterListSubCommand` does: the NameServer knows
 //! the members, never their figures.
 
-use std::collections::BTreeMap;
-
 use futures_util::stream::{self, StreamExt};
 use namesrv_protocol::RemotingCommand;
 use serde::Serialize;
 
-use crate::fleet::{body, success, CmdError, PerNamesrv};
-use crate::output::{print_each, Ctx, Exit};
+use crate::fleet::{success, CmdError, PerNamesrv};
+use crate::in_place::{Entries, KvEntries};
+use crate::output::{print_each, print_error, Ctx, Exit};
 use crate::table::Table;
-use crate::wire::{ClusterInfo, KvTable};
+use crate::wire::ClusterInfo;
 
 /// GET_BROKER_RUNTIME_INFO, answered by a broker with its runtime figures as a `KVTable`.
 pub const GET_BROKER_RUNTIME_INFO: i32 = 28;
@@ -41,7 +40,7 @@ pub struct Counts {
 
 impl Counts {
     /// The counts from a runtime-info table, or `None` when a total is missing or no number.
-    pub fn from_table(table: &BTreeMap<String, String>) -> Option<Counts> {
+    pub fn from_table(table: &Entries<'_>) -> Option<Counts> {
         let n = |key: &str| table.get(key)?.trim().parse::<i64>().ok();
         let put = (n("msgPutTotalYesterdayMorning")?, n("msgPutTotalTodayMorning")?, n("msgPutTotalTodayNow")?);
         let got = (n("msgGetTotalYesterdayMorning")?, n("msgGetTotalTodayMorning")?, n("msgGetTotalTodayNow")?);
@@ -89,7 +88,7 @@ pub async fn print(ctx: &Ctx, results: PerNamesrv<ClusterInfo>) -> Exit {
     for member in rows.iter().filter_map(|(_, r)| r.as_ref().ok()).flatten() {
         if let Some(e) = &member.error {
             silent += 1;
-            eprintln!("nsadmin: broker {}: {e}", member.addr);
+            print_error(&format!("broker {}: {e}", member.addr));
         }
     }
     if !ctx.json {
@@ -137,8 +136,10 @@ async fn member_stats(ctx: &Ctx, info: &ClusterInfo) -> Vec<MemberStats> {
 /// are: timeout, credentials, TLS), read as [`Counts`].
 async fn counts(ctx: &Ctx, addr: &str) -> Result<Counts, CmdError> {
     let answer = ctx.fleet.call(addr, RemotingCommand::request(GET_BROKER_RUNTIME_INFO, None)).await?;
-    let table: KvTable = body(addr, &success(addr, answer)?)?;
-    Counts::from_table(&table.table).ok_or_else(|| CmdError::NoMessageTotals { addr: addr.to_owned() })
+    let answer = success(addr, answer)?;
+    let info = KvEntries::read(answer.body.as_deref().unwrap_or_default())
+        .map_err(|source| CmdError::Body { addr: addr.to_owned(), source })?;
+    Counts::from_table(&info.table).ok_or_else(|| CmdError::NoMessageTotals { addr: addr.to_owned() })
 }
 
 /// The `-m` table: mqadmin's moreStats columns, with each member's id and address.
@@ -172,20 +173,13 @@ mod tests {
 
     #[test]
     fn counts_are_differences_of_the_totals_and_need_every_total() {
-        let mut table: BTreeMap<String, String> = [
-            ("msgPutTotalYesterdayMorning", "100"),
-            ("msgPutTotalTodayMorning", "250"),
-            ("msgPutTotalTodayNow", "260"),
-            ("msgGetTotalYesterdayMorning", "10"),
-            ("msgGetTotalTodayMorning", " 40 "),
-            ("msgGetTotalTodayNow", "45"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-        let counts = Counts::from_table(&table).expect("counts");
+        let body = br#"{"table":{"msgPutTotalYesterdayMorning":"100","msgPutTotalTodayMorning":"250",
+            "msgPutTotalTodayNow":"260","msgGetTotalYesterdayMorning":"10","msgGetTotalTodayMorning":" 40 ",
+            "msgGetTotalTodayNow":"45","brokerVersionDesc":"V5_3_1"}}"#;
+        let info = KvEntries::read(body).expect("parses");
+        let counts = Counts::from_table(&info.table).expect("counts");
         assert_eq!(counts, Counts { in_total_yest: 150, out_total_yest: 30, in_total_today: 10, out_total_today: 5 });
-        table.insert("msgGetTotalTodayNow".into(), "n/a".into());
-        assert_eq!(Counts::from_table(&table), None);
+        let body = String::from_utf8_lossy(body).replace(r#""45""#, r#""n/a""#);
+        assert_eq!(Counts::from_table(&KvEntries::read(body.as_bytes()).expect("parses").table), None);
     }
 }

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use namesrv_protocol::RequestCode;
 
 use crate::cli::WaitArgs;
+use crate::escape::printable;
 use crate::fleet::{body, success, CmdError};
-use crate::output::{Ctx, Exit};
+use crate::output::{print_error, Ctx, Exit};
 use crate::wire::{self, ClusterInfo};
 
 /// Time between two polls.
@@ -33,17 +34,21 @@ pub async fn run(ctx: &Ctx, args: &WaitArgs) -> Result<Exit, CmdError> {
         let state = if args.gone { "gone" } else { "listed" };
         if pending.is_empty() {
             if !ctx.json {
-                println!("broker group {} {state} on {}", args.broker, ctx.fleet.addrs.join(", "));
+                println!(
+                    "broker group {} {state} on {}",
+                    printable(&args.broker),
+                    printable(&ctx.fleet.addrs.join(", "))
+                );
             }
             return Ok(Exit::Ok);
         }
         if Instant::now() + POLL > deadline {
-            eprintln!(
-                "nsadmin: broker group {} not {state} within {} s on: {}",
+            print_error(&format!(
+                "broker group {} not {state} within {} s on: {}",
                 args.broker,
                 args.timeout_secs,
                 pending.join("; ")
-            );
+            ));
             return Ok(Exit::Failed);
         }
         tokio::time::sleep(POLL).await;

@@ -11,11 +11,13 @@ use serde_json::{json, Value};
 
 use crate::cli::WatchArgs;
 use crate::cluster::cluster_table;
+use crate::escape::printable;
 use crate::fleet::{body, success, CmdError};
 use crate::http::{find_key, get_json, heartbeat_ages, snapshot_ages, snapshot_note};
+use crate::in_place::TopicNames;
 use crate::output::{Ctx, Exit};
 use crate::table::{print_json, Table};
-use crate::wire::{self, ClusterInfo, TopicList};
+use crate::wire::{self, ClusterInfo};
 
 /// Moves the cursor home and clears the screen.
 const CLEAR: &str = "\x1b[H\x1b[2J";
@@ -81,11 +83,12 @@ async fn fetch(ctx: &Ctx, args: &WatchArgs) -> View {
     View { namesrv, cluster, topics, stats, ages, provisional }
 }
 
-/// The number of topics `namesrv` lists (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), if it answers.
+/// The number of topics `namesrv` lists (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), if it answers;
+/// the names are counted in place, not copied.
 async fn topic_count(ctx: &Ctx, namesrv: &str) -> Option<usize> {
     let answer = ctx.fleet.call(namesrv, wire::request(RequestCode::GetAllTopicListFromNameserver, &[])).await.ok()?;
-    let list = (answer.code == 0).then(|| body::<TopicList>(namesrv, &answer).ok()).flatten()?;
-    Some(list.topic_list.len())
+    let body = answer.body.as_deref().filter(|_| answer.code == 0)?;
+    Some(TopicNames::read(body).ok()?.topic_list.len())
 }
 
 /// A figure from the stats document as text: a number, or `name=value` pairs for an object.
@@ -116,14 +119,14 @@ fn number(n: &serde_json::Number) -> String {
 fn render(view: &View, args: &WatchArgs, refresh: u64, elapsed: Duration) -> String {
     let mut out = format!(
         "nsadmin watch  {}  refresh {refresh} every {} ms  (+{} s)\n\n",
-        view.namesrv,
+        printable(&view.namesrv),
         args.interval_ms,
         elapsed.as_secs()
     );
     match &view.cluster {
         Ok(info) if view.ages.is_empty() => out.push_str(&cluster_table(info)),
         Ok(info) => out.push_str(&table_with_ages(info, &view.ages, &view.provisional)),
-        Err(e) => out.push_str(&format!("error: {e}\n")),
+        Err(e) => out.push_str(&format!("error: {}\n", printable(&e.to_string()))),
     }
     let topics = view.topics.map_or("-".to_owned(), |n| n.to_string());
     out.push_str(&format!("\ntopics: {topics}\n"));
@@ -134,8 +137,8 @@ fn render(view: &View, args: &WatchArgs, refresh: u64, elapsed: Duration) -> Str
         }
         (Some(_), Some(stats)) => out.push_str(&format!(
             "requests/s: {}   mailbox depth: {}\n",
-            figure(Some(stats), "requests_per_second"),
-            figure(Some(stats), "mailbox_depth")
+            printable(&figure(Some(stats), "requests_per_second")),
+            printable(&figure(Some(stats), "mailbox_depth"))
         )),
     }
     out

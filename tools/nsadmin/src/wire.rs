@@ -6,12 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use namesrv_protocol::json::lenient::parse_lenient;
 use namesrv_protocol::{ExtFields, RemotingCommand, RequestCode};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
-/// Reads `null` as the type's default, as fastjson does for a missing collection.
-fn null_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
+use crate::lenient::{null_default, pairs_as_map, sorted_pairs};
 
 /// Parses an answer body; a missing body parses as empty input (and fails).
 pub fn parse<T: serde::de::DeserializeOwned>(body: Option<&[u8]>) -> Result<T, serde_json::Error> {
@@ -28,9 +25,10 @@ pub struct BrokerData {
     /// The group's name.
     #[serde(default, deserialize_with = "null_default")]
     pub broker_name: String,
-    /// Member addresses by broker id (0 is the master).
-    #[serde(default, deserialize_with = "null_default")]
-    pub broker_addrs: BTreeMap<i64, String>,
+    /// Member addresses by broker id (0 is the master), sorted by id: a JSON object read as
+    /// pairs, without a tree node for each group's few members.
+    #[serde(default, deserialize_with = "sorted_pairs", serialize_with = "pairs_as_map")]
+    pub broker_addrs: Vec<(i64, String)>,
     /// Whether the group runs with acting-master support.
     #[serde(default, deserialize_with = "null_default")]
     pub enable_acting_master: bool,
@@ -193,7 +191,7 @@ mod tests {
         let body = br#"{"brokerAddrTable":{"b":{"brokerAddrs":{0:"1.2.3.4:10911",1:"1.2.3.5:10911"},"brokerName":"b","cluster":"C","enableActingMaster":null,"zoneName":null}},"clusterAddrTable":{"C":["b"]}}"#;
         let info: ClusterInfo = parse(Some(body)).expect("parses");
         let group = &info.broker_addr_table["b"];
-        assert_eq!(group.broker_addrs.get(&1).map(String::as_str), Some("1.2.3.5:10911"));
+        assert_eq!(group.broker_addrs, [(0, "1.2.3.4:10911".to_owned()), (1, "1.2.3.5:10911".to_owned())]);
         assert!(!group.enable_acting_master);
         assert_eq!(info.cluster_of("b"), Some("C"));
         assert_eq!(info.cluster_of("x"), None);

@@ -15,6 +15,7 @@ use namesrv_protocol::{RemotingCommand, RequestCode};
 use serde_json::json;
 
 use crate::cli::DiffArgs;
+use crate::escape::printable;
 use crate::fleet::{body, client_error, success, CmdError};
 use crate::output::{Ctx, Exit};
 use crate::table::print_json;
@@ -148,13 +149,14 @@ fn print_report(ctx: &Ctx, report: &Report, unreachable: &[Unreachable], answere
         return;
     }
     for u in unreachable {
-        println!("UNREACHABLE {}  {}", u.namesrv, u.error);
+        println!("UNREACHABLE {}  {}", printable(&u.namesrv), printable(&u.error));
     }
     let width = ctx.fleet.addrs.iter().map(String::len).max().unwrap_or(0);
     for drift in &report.drifts {
-        println!("DRIFT {}  {}", drift.kind.name(), drift.subject);
+        println!("DRIFT {}  {}", drift.kind.name(), printable(&drift.subject));
         for seen in &drift.seen {
-            println!("    {:<width$}  {}", seen.namesrv, seen.value.as_deref().unwrap_or("(absent)"));
+            let value = printable(seen.value.as_deref().unwrap_or("(absent)"));
+            println!("    {:<width$}  {value}", printable(&seen.namesrv));
         }
     }
     let compared = format!(

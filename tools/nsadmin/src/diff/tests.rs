@@ -1,7 +1,5 @@
 //! Unit tests of the comparison on hand-built snapshots.
 
-use std::collections::BTreeMap;
-
 use super::compare::{compare, Kind, Snapshot};
 use crate::wire::{BrokerData, QueueData, TopicRoute};
 
@@ -9,7 +7,7 @@ fn group(cluster: &str, name: &str, addr: &str) -> BrokerData {
     BrokerData {
         cluster: cluster.into(),
         broker_name: name.into(),
-        broker_addrs: BTreeMap::from([(0, addr.to_owned())]),
+        broker_addrs: vec![(0, addr.to_owned())],
         ..BrokerData::default()
     }
 }

@@ -64,26 +64,41 @@ pub fn dead_addr() -> String {
 }
 
 /// A remoting server stand-in on 127.0.0.1: every request on every connection is answered with
-/// what `answer` makes of it (its opaque and empty extFields set here). Returns its address.
+/// what `answer` makes of it (its opaque set here, and empty extFields unless `answer` gives
+/// some). Returns its address.
 pub fn stand_in(answer: impl Fn(&RemotingCommand) -> RemotingCommand + Send + Sync + 'static) -> String {
+    stand_in_raw(move |req| {
+        let mut reply = answer(req);
+        reply.opaque = req.opaque;
+        reply.ext_fields.get_or_insert_with(ExtFields::new);
+        let mut out = BytesMut::new();
+        encode_frame(&reply, &mut out).expect("encode");
+        out.to_vec()
+    })
+}
+
+/// A remoting server stand-in on 127.0.0.1 that writes, for every request, the bytes `answer`
+/// makes of it, as they are (a frame cut short, a length field announcing more than follows),
+/// and keeps the connection open until the client closes it. Returns its address.
+pub fn stand_in_raw(answer: impl Fn(&RemotingCommand) -> Vec<u8> + Send + Sync + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();
+    let answer = std::sync::Arc::new(answer);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            let (mut codec, mut buf) = (RemotingCodec::default(), BytesMut::new());
-            let mut chunk = [0u8; 65536];
-            while let Ok(n @ 1..) = stream.read(&mut chunk) {
-                buf.extend_from_slice(&chunk[..n]);
-                while let Ok(Some(req)) = codec.decode(&mut buf) {
-                    let mut reply = answer(&req);
-                    reply.opaque = req.opaque;
-                    reply.ext_fields = Some(ExtFields::new());
-                    let mut out = BytesMut::new();
-                    encode_frame(&reply, &mut out).expect("encode");
-                    let _ = stream.write_all(&out);
+            let answer = answer.clone();
+            // A connection of its own thread: one left open by a cut-short answer blocks no other.
+            std::thread::spawn(move || {
+                let (mut codec, mut buf) = (RemotingCodec::default(), BytesMut::new());
+                let mut chunk = [0u8; 65536];
+                while let Ok(n @ 1..) = stream.read(&mut chunk) {
+                    buf.extend_from_slice(&chunk[..n]);
+                    while let Ok(Some(req)) = codec.decode(&mut buf) {
+                        let _ = stream.write_all(&answer(&req));
+                    }
                 }
-            }
+            });
         }
     });
     addr
