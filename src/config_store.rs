@@ -20,7 +20,7 @@ use crate::registry::options::RegistryOptions;
 use crate::registry::RegistryHandle;
 use crate::settings::{
     canonical_key, overrides, properties, pruned_store_text, updated_store_text, Changed, PersistError, Settings,
-    SettingsError, Sources, UpdateError,
+    SettingsError, Sources, Update, UpdateError, UpdateScope,
 };
 use crate::{logged_handler, request};
 
@@ -175,7 +175,7 @@ impl ConfigStore {
     /// Applies `changes` and persists the changed keys over what the config store file holds
     /// (a layer read at start-up over the config files); nothing changes unless all can.
     fn update(&mut self, changes: &[(String, String)]) -> Result<Vec<Changed>, ConfigError> {
-        let (updated, changed) = self.settings.with_updates(changes)?;
+        let Update { settings: updated, changed, .. } = self.settings.with_updates(UpdateScope::Namesrv, changes)?;
         let values = updated.values();
         let value_of = |key: &str| values.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default();
         let persisted: Vec<(String, String)> = changed
@@ -201,11 +201,12 @@ impl ConfigStore {
     }
 }
 
-/// SIGHUP: read the config layers again, apply the runtime keys that changed and log those that
-/// need a restart. A layer that no longer loads changes nothing.
+/// SIGHUP: the config layers read again (`loaded`; a layer that no longer loads changes nothing
+/// and is never sent): apply the runtime keys that changed and log those that need a restart.
 #[derive(Debug)]
 pub struct ReloadConfig {
     pub conn: ConnId,
+    pub loaded: Box<Settings>,
 }
 request!(ReloadConfig, Result<Reloaded, SettingsError>);
 
@@ -220,11 +221,7 @@ pub struct Reloaded {
 
 impl Apply<ConfigStore> for ReloadConfig {
     fn apply(self, store: &mut ConfigStore) -> Result<Reloaded, SettingsError> {
-        let Some(sources) = &store.sources else {
-            warn!("reload requested, but these settings were not loaded from config sources");
-            return Ok(Reloaded::default());
-        };
-        let mut reloaded = sources.load().inspect_err(|e| error!(error = %e, "reload failed; settings unchanged"))?;
+        let mut reloaded = *self.loaded;
         if reloaded.listen.listen_port == 0 {
             // 0 asks for any port: the one bound is still what was asked for.
             reloaded.listen.listen_port = store.settings.listen.listen_port;

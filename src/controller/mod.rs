@@ -31,6 +31,7 @@ use crate::mailbox::Mailbox;
 use crate::metrics::Metrics;
 use crate::notifier::NotifierHandle;
 use crate::origin::ConnId;
+use crate::settings::Settings;
 use leader::RaftView;
 use namesrv_controller_core::liveness::LiveTable;
 pub use options::ControllerOptions;
@@ -85,6 +86,9 @@ fn check_membership(options: &ControllerOptions, stored: Option<BTreeMap<u64, ra
 
 /// The controller actor of one peer.
 pub struct Controller {
+    /// The settings this peer runs with (its controller keys change at runtime: `config`).
+    settings: Settings,
+    /// What the settings give the controller.
     options: ControllerOptions,
     /// The Raft handle, once `started` has made it.
     raft: Option<Raft>,
@@ -127,7 +131,7 @@ pub struct Controller {
 impl Controller {
     /// Starts the controller on `arbiter` (its own thread: openraft's tasks run there too).
     pub fn start(
-        options: ControllerOptions,
+        (settings, options): (Settings, ControllerOptions),
         store: ControllerStore,
         notifier: NotifierHandle,
         arbiter: &ArbiterHandle,
@@ -137,6 +141,7 @@ impl Controller {
         let shared = SharedRaft::default();
         let live = LiveTable::new(options.max_live_brokers);
         let controller = Controller {
+            settings,
             raft: None,
             shared: shared.clone(),
             machine: store.machine,

@@ -40,12 +40,6 @@ pub struct ControllerOptions {
     pub sweep_interval: Duration,
     /// Most brokers the liveness table holds.
     pub max_live_brokers: usize,
-    /// Keys UPDATE_CONTROLLER_CONFIG refuses besides the fixed ones (`configBlackList`).
-    pub config_black_list: String,
-    /// `configStorePath`, as GET_CONTROLLER_CONFIG reports it.
-    pub config_store_path: String,
-    /// `rocketmqHome`, as GET_CONTROLLER_CONFIG reports it.
-    pub rocketmq_home: String,
 }
 
 impl ControllerOptions {
@@ -102,7 +96,7 @@ impl ControllerOptions {
             raft_heartbeat: ms(c.controller_raft_heartbeat_ms),
             raft_election_min: ms(c.controller_raft_election_timeout_min_ms),
             raft_election_max: ms(c.controller_raft_election_timeout_max_ms),
-            snapshot_every_entries: c.controller_snapshot_every_entries.max(1),
+            snapshot_every_entries: c.controller_snapshot_every_entries,
             write_timeout: ms(c.controller_write_timeout_ms),
             max_pending_writes: c.controller_max_pending_writes,
             leader_lease: ms(c.controller_leader_lease_ms),
@@ -111,16 +105,6 @@ impl ControllerOptions {
             elect_max_retries: c.controller_elect_master_max_retry_count,
             sweep_interval: ms(c.controller_scan_inactive_master_interval_ms),
             max_live_brokers: c.controller_max_live_brokers,
-            config_black_list: settings.state.config_black_list.clone(),
-            config_store_path: settings.state.config_store_path.clone(),
-            rocketmq_home: match settings.state.rocketmq_home.trim() {
-                // As GET_NAMESRV_CONFIG: the state directory when unset.
-                "" => std::path::Path::new(&settings.state.kv_config_path)
-                    .parent()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default(),
-                home => home.to_owned(),
-            },
         })
     }
 

@@ -74,7 +74,8 @@ impl RunningController {
         let peer_ips = settings.controller.controller_peer_addresses_only.then(|| options.peer_ips());
         let (group, self_name) = (options.group.clone(), options.self_name.clone());
         info!(group = %group, peer = %self_name, peers = %options.peers_text(), "starting the controller");
-        let (controller, raft) = Controller::start(options, store, notifier, &arbiter.handle(), metrics, security);
+        let started = (settings.clone(), options);
+        let (controller, raft) = Controller::start(started, store, notifier, &arbiter.handle(), metrics, security);
         let handle = controller.clone();
         let front = Front { controller, raft: raft.clone(), group, self_name, peer_ips };
         let service = ControllerService::new(front, gate.clone(), Stamp::of(settings));

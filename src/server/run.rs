@@ -9,19 +9,21 @@ use std::time::Instant;
 use sd_notify::NotifyState;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use super::accept::{accept_all, io_threads, Connections, Pools};
 use super::compose::{Services, State};
 use super::{Reload, ServeError};
 use crate::config_store::{ConfigHandle, ReloadConfig};
+use crate::controller::config::ReloadControllerSettings;
+use crate::controller::ControllerHandle;
 use crate::filewatch::Poke;
 use crate::kv::Flush;
 use crate::listen::DRAIN_TIMEOUT;
 use crate::metrics::Metrics;
 use crate::observe::Observer;
 use crate::origin::ConnId;
-use crate::settings::Settings;
+use crate::settings::{Settings, Sources};
 use crate::warm::{final_snapshot, warm_start, SnapshotWriter};
 
 /// The listeners of a running server: the NameServer port, the controller port, the HTTP
@@ -51,10 +53,14 @@ impl Running {
     ) -> Result<Running, ServeError> {
         let (sources, requests) = reload.map(|r| (r.sources, r.requests)).unzip();
         let metrics = if settings.observe.metrics_enabled { Metrics::new() } else { Metrics::off() };
-        let services = Services::start(&settings, state, sources, metrics.clone())?;
-        if let Some(requests) = requests {
-            let config = services.namesrv.as_ref().map(|n| n.config.clone());
-            actix::spawn(forward_reloads(requests, config, services.watchers.clone()));
+        let services = Services::start(&settings, state, sources.clone(), metrics.clone())?;
+        if let (Some(requests), Some(sources)) = (requests, sources) {
+            let reloaded = Reloaded {
+                config: services.namesrv.as_ref().map(|n| n.config.clone()),
+                controller: services.controller.as_ref().map(|c| c.handle.clone()),
+                watchers: services.watchers.clone(),
+            };
+            actix::spawn(forward_reloads(requests, sources, reloaded));
         }
         let warm = match &services.namesrv {
             Some(namesrv) => warm_start(&settings, &namesrv.registry, metrics.clone()).await.writer,
@@ -133,16 +139,37 @@ impl Running {
     }
 }
 
-/// Tells the config store (when the NameServer runs), and the watchers of the accounts and TLS
-/// files, to reload once per request.
-async fn forward_reloads(mut requests: mpsc::Receiver<()>, config: Option<ConfigHandle>, watchers: Vec<Poke>) {
+/// What a reload request reaches.
+struct Reloaded {
+    /// The NameServer's runtime configuration, when it runs.
+    config: Option<ConfigHandle>,
+    /// The controller, when it runs.
+    controller: Option<ControllerHandle>,
+    /// The watchers of the accounts and TLS files.
+    watchers: Vec<Poke>,
+}
+
+/// Once per request: the watchers of the accounts and TLS files are poked, the config sources
+/// read again (once), and the settings they give handed to the config store and the controller;
+/// sources that no longer load change nothing.
+async fn forward_reloads(mut requests: mpsc::Receiver<()>, sources: Sources, reloaded: Reloaded) {
     while requests.recv().await.is_some() {
         info!("reload requested");
-        for watcher in &watchers {
+        for watcher in &reloaded.watchers {
             watcher.poke();
         }
-        if let Some(config) = &config {
-            let _ = config.ask(ReloadConfig { conn: ConnId::SERVER }).await;
+        let loaded = match sources.load() {
+            Ok(loaded) => Box::new(loaded),
+            Err(error) => {
+                error!(%error, "reload failed; settings unchanged");
+                continue;
+            }
+        };
+        if let Some(controller) = &reloaded.controller {
+            controller.tell(ReloadControllerSettings { conn: ConnId::SERVER, loaded: loaded.clone() });
+        }
+        if let Some(config) = &reloaded.config {
+            let _ = config.ask(ReloadConfig { conn: ConnId::SERVER, loaded }).await;
         }
     }
 }

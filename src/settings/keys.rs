@@ -30,7 +30,7 @@ pub static KEY_ORDER: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 });
 
 /// The field names of the struct `T`, in declaration order.
-fn fields<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+pub(super) fn fields<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
     let mut names: &'static [&'static str] = &[];
     // Always an error: the recorder reads the names and deserializes nothing.
     let _ = T::deserialize(FieldNames(&mut names));

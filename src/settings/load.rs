@@ -8,7 +8,7 @@ use config::{Config, ConfigError, Map, Value};
 use super::screen::screen;
 use super::sources::{closest, env_layer, flags_layer, read_file, Layer, LayerOrigin, Sources};
 use super::store::drop_own_store_key;
-use super::{addr, credentials, ConfigFormat, Settings, SettingsError, JAVA_NAMES, KEY_ORDER};
+use super::{addr, credentials, java_names, ConfigFormat, Settings, SettingsError, KEY_ORDER};
 
 impl Settings {
     /// Loads every layer. `overrides` are the command-line flags, as (key, value) pairs.
@@ -217,16 +217,15 @@ pub fn canonical_key(key: &str) -> String {
     let folded =
         |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<String>();
     let key_folded = folded(key);
-    JAVA_NAMES
-        .iter()
+    java_names()
         .find(|(java, ours)| folded(java) == key_folded || folded(ours) == key_folded)
-        .map(|(_, ours)| (*ours).to_owned())
+        .map(|(_, ours)| ours.to_owned())
         .unwrap_or_else(|| key.to_owned())
 }
 
 /// The Java name of one of our keys, or the key itself when Java has none.
 pub fn java_name(key: &str) -> &str {
-    JAVA_NAMES.iter().find(|(_, ours)| *ours == key).map_or(key, |(java, _)| java)
+    java_names().find(|(_, ours)| *ours == key).map_or(key, |(java, _)| java)
 }
 
 #[cfg(test)]

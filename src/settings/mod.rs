@@ -40,7 +40,7 @@ pub use keys::KEY_ORDER;
 pub use load::{canonical_key, java_name};
 pub use sources::{LayerOrigin, Sources};
 pub use store::{pruned_store_text, updated_store_text, PersistError};
-pub use update::{Changed, UpdateError, RUNTIME_KEYS};
+pub use update::{Changed, Update, UpdateError, UpdateScope, CONTROLLER_FIXED, RUNTIME_KEYS};
 
 /// The defaults file as shipped in this repository (relative to its root). The binary reads
 /// `default.toml` from its config directory (`--config-dir`, default `/etc/namesrv`), never
@@ -50,7 +50,8 @@ pub const DEFAULT_CONFIG_FILE: &str = "config/default.toml";
 /// Where state goes when neither `STATE_DIRECTORY` nor a usable `HOME` is set.
 pub const FALLBACK_STATE_DIR: &str = "/var/lib/namesrv";
 
-/// Java spellings accepted for our keys: (Java name, our key).
+/// Java spellings accepted for our NameServer keys: (Java name, our key). The controller's are
+/// in [`controller::CONTROLLER_KEYS`]; [`java_names`] gives both.
 pub const JAVA_NAMES: &[(&str, &str)] = &[
     ("bindAddress", "bind_address"),
     ("listenPort", "listen_port"),
@@ -69,15 +70,13 @@ pub const JAVA_NAMES: &[(&str, &str)] = &[
     ("configStorePath", "config_store_path"),
     ("rocketmqHome", "rocketmq_home"),
     ("configBlackList", "config_black_list"),
-    ("controllerDLegerGroup", "controller_group"),
-    ("controllerDLegerPeers", "controller_peers"),
-    ("controllerDLegerSelfId", "controller_self_id"),
-    ("controllerStorePath", "controller_store_path"),
-    ("scanInactiveMasterInterval", "controller_scan_inactive_master_interval_ms"),
-    ("electMasterMaxRetryCount", "controller_elect_master_max_retry_count"),
-    ("enableElectUncleanMaster", "controller_enable_elect_unclean_master"),
-    ("notifyBrokerRoleChanged", "controller_notify_broker_role_changed"),
 ];
+
+/// Every Java spelling accepted for one of our keys: (Java name, our key).
+pub fn java_names() -> impl Iterator<Item = (&'static str, &'static str)> {
+    let controller = controller::CONTROLLER_KEYS.iter().filter_map(|k| k.java.map(|java| (java, k.key)));
+    JAVA_NAMES.iter().copied().chain(controller)
+}
 
 /// Keys UPDATE_NAMESRV_CONFIG refuses whatever `config_black_list` says, with NO_PERMISSION:
 /// the paths (CVE-2023-33246), and every access-control and TLS key, so that no peer can turn

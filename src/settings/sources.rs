@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use config::{File, FileFormat, Source, Value};
 use tracing::{debug, info};
 
-use super::{canonical_key, properties, ConfigFormat, SettingsError, JAVA_NAMES};
+use super::{canonical_key, java_names, properties, ConfigFormat, SettingsError};
 
 /// The defaults file's name inside the config directory.
 pub const DEFAULTS_FILE_NAME: &str = "default.toml";
@@ -239,8 +239,9 @@ pub(super) fn closest<'a>(rest: &str, keys: &'a [String]) -> Option<&'a str> {
     if typed.is_empty() || typed.len() > 64 {
         return None;
     }
-    let java = JAVA_NAMES.iter().map(|(java, ours)| (*java, *ours));
-    let spellings = keys.iter().map(|k| (k.as_str(), k.as_str())).chain(java);
+    let java = java_names();
+    let spellings =
+        keys.iter().map(|k| (k.as_str(), k.as_str())).chain(java.map(|(java, ours)| (java as &str, ours as &str)));
     let (distance, key) = spellings
         .filter_map(|(spelling, ours)| {
             Some((edit_distance(&typed, &fold(spelling)), keys.iter().find(|k| *k == ours)?))

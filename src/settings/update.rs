@@ -1,12 +1,16 @@
-//! UPDATE_NAMESRV_CONFIG: which keys may change while the server runs, and the checks a change
-//! passes. Only keys that truly apply at runtime may change over the wire; restart-only keys
-//! (addresses, limits, paths, the readiness wait, cache sizes) and unknown keys are refused with
-//! a remark naming the key, and values are range-checked, so one request cannot turn routing off
-//! or leave a configuration no broker can register with after the next restart.
+//! UPDATE_NAMESRV_CONFIG and UPDATE_CONTROLLER_CONFIG: which keys may change while the server
+//! runs, and the checks a change passes, the same for both ports ([`UpdateScope`] says which
+//! keys each may change). Only keys that truly apply at runtime may change over the wire;
+//! restart-only keys (addresses, limits, paths, the readiness wait, cache sizes, Raft timings)
+//! are refused with a remark naming the key, and values are type- and range-checked, so one
+//! request cannot turn routing off or leave a configuration no broker can register with after
+//! the next restart. The NameServer refuses a key it has no setting for; the controller skips
+//! it, as Java's does.
 
 use config::{Map, Value};
 use thiserror::Error;
 
+use super::controller::{controller_key, Change};
 use super::load::{canonical_key, merge};
 use super::{Settings, FIXED_BLACK_LIST};
 
@@ -39,6 +43,9 @@ pub enum UpdateError {
     /// The key applies only at start.
     #[error("{0} applies only at start: change it in the config file and restart")]
     RestartOnly(String),
+    /// The key describes how this controller works and has no setting.
+    #[error("{0} cannot be changed on this controller")]
+    Fixed(String),
     /// A value does not fit its setting.
     #[error("invalid value for {key}: {reason}")]
     Invalid { key: String, reason: String },
@@ -55,9 +62,43 @@ pub struct Changed {
     pub new: String,
 }
 
+/// Which port's configuration an update changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateScope {
+    /// UPDATE_NAMESRV_CONFIG: the NameServer's runtime keys ([`RUNTIME_KEYS`]).
+    Namesrv,
+    /// UPDATE_CONTROLLER_CONFIG: the controller's runtime keys (`CONTROLLER_KEYS`).
+    Controller,
+}
+
+/// Keys GET_CONTROLLER_CONFIG shows that describe how this controller works and have no
+/// setting (each broker expires at its own deadline, not at Java's 5 s scan).
+pub const CONTROLLER_FIXED: &[&str] = &["scanNotActiveBrokerInterval"];
+
+/// What an accepted update does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Update {
+    /// The settings with the changes applied.
+    pub settings: Settings,
+    /// Keys whose value changed.
+    pub changed: Vec<Changed>,
+    /// Keys no setting of the scope has, skipped (the controller's, as Java skips them).
+    pub ignored: Vec<String>,
+}
+
+/// What an update may do with one key of its scope.
+enum Changeable {
+    /// Change it now, within this range when it is a number.
+    Now(Option<(u64, u64)>),
+    /// Skip it (a key the controller has no setting for).
+    Skip,
+}
+
 impl Settings {
-    /// These settings with `changes` (an UPDATE_NAMESRV_CONFIG body) applied, and what changed.
-    pub fn with_updates(&self, changes: &[(String, String)]) -> Result<(Settings, Vec<Changed>), UpdateError> {
+    /// These settings with `changes` (an UPDATE_NAMESRV_CONFIG or UPDATE_CONTROLLER_CONFIG
+    /// body) applied, and what changed: all or nothing, a blacklisted key first (NO_PERMISSION,
+    /// as Java's `validateBlackListConfigExist` checks before anything), then each key in turn.
+    pub fn with_updates(&self, scope: UpdateScope, changes: &[(String, String)]) -> Result<Update, UpdateError> {
         let black_list: Vec<String> = FIXED_BLACK_LIST
             .iter()
             .map(|k| canonical_key(k))
@@ -74,20 +115,43 @@ impl Settings {
         }
         let current = self.json_values();
         let mut layer = Map::new();
-        let mut changed = Vec::new();
+        let (mut changed, mut ignored) = (Vec::new(), Vec::new());
         for (key, value) in changes {
-            let ours = canonical_key(key);
-            let old = current.get(&ours).ok_or_else(|| UpdateError::Unknown(key.clone()))?;
-            let range = self.runtime_range(&ours).ok_or_else(|| UpdateError::RestartOnly(key.clone()))?;
-            let value = check_value(key, old, value.trim(), range)?;
+            let ours = canonical_key(key.trim());
+            let old = current.get(&ours);
+            let range = match self.changeable(scope, key.trim(), &ours, old.is_some())? {
+                Changeable::Skip => {
+                    ignored.push(key.clone());
+                    continue;
+                }
+                Changeable::Now(range) => range,
+            };
+            let old = old.ok_or_else(|| UpdateError::Unknown(key.clone()))?;
+            let value = check_value(key, old, super::properties::java_trim(value), range)?;
             changed.push(Changed { key: key.clone(), old: display(old), new: value.clone() });
             layer.insert(ours, Value::from(value));
         }
         let invalid = |e: super::SettingsError| UpdateError::Invalid { key: "update".into(), reason: e.to_string() };
-        let updated = merge(self, vec![layer]).map_err(invalid)?;
-        updated.validate().map_err(invalid)?;
+        let settings = merge(self, vec![layer]).map_err(invalid)?;
+        settings.validate().map_err(invalid)?;
         changed.retain(|c| c.old != c.new);
-        Ok((updated, changed))
+        Ok(Update { settings, changed, ignored })
+    }
+
+    /// What an update of `scope` may do with `key` (as sent; `ours` our spelling of it, a
+    /// setting when `known`).
+    fn changeable(&self, scope: UpdateScope, key: &str, ours: &str, known: bool) -> Result<Changeable, UpdateError> {
+        let restart = || UpdateError::RestartOnly(key.to_owned());
+        match scope {
+            UpdateScope::Namesrv if !known => Err(UpdateError::Unknown(key.to_owned())),
+            UpdateScope::Namesrv => self.runtime_range(ours).map(Changeable::Now).ok_or_else(restart),
+            UpdateScope::Controller if CONTROLLER_FIXED.contains(&key) => Err(UpdateError::Fixed(key.to_owned())),
+            UpdateScope::Controller => match controller_key(ours) {
+                None => Ok(Changeable::Skip),
+                Some(def) if def.change == Change::Runtime => Ok(Changeable::Now(def.range)),
+                Some(_) => Err(restart()),
+            },
+        }
     }
 
     /// `None` when `key` (our spelling) is no runtime key, else the range its value must fall in
@@ -141,7 +205,8 @@ mod tests {
     use super::*;
 
     fn update(s: &Settings, pairs: &[(&str, &str)]) -> Result<(Settings, Vec<Changed>), UpdateError> {
-        s.with_updates(&pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<Vec<_>>())
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        s.with_updates(UpdateScope::Namesrv, &pairs).map(|u| (u.settings, u.changed))
     }
 
     #[test]

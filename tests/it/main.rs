@@ -31,6 +31,7 @@ mod memory_budgets;
 mod metrics_series;
 mod migration;
 mod notify_limits;
+mod reference;
 mod registry_punctuality;
 mod robustness;
 mod route_lane;

@@ -97,6 +97,9 @@ pub fn test_settings() -> Settings {
     Topology::TWO_THREADS.settings()
 }
 
+/// The NameServer, controller and HTTP listeners a server is started on, pre-bound.
+type ListenersToBe = (Option<std::net::TcpListener>, Option<std::net::TcpListener>, Option<std::net::TcpListener>);
+
 impl TestServer {
     /// A server with default settings.
     pub fn start() -> Self {
@@ -133,6 +136,29 @@ impl TestServer {
         controller: Option<std::net::TcpListener>,
         http: Option<std::net::TcpListener>,
     ) -> Self {
+        Self::start_reloading(settings, (namesrv, controller, http), None)
+    }
+
+    /// [`TestServer::start_listeners`], reloading the settings from `sources` whenever the
+    /// returned sender sends (as SIGHUP does in the binary); `settings` are what `sources` load.
+    pub fn start_with_reloads(
+        sources: namesrv::settings::Sources,
+        controller: Option<std::net::TcpListener>,
+        http: Option<std::net::TcpListener>,
+    ) -> (Self, tokio::sync::mpsc::Sender<()>) {
+        let settings = sources.load().expect("the sources load");
+        let (reloads, requests) = tokio::sync::mpsc::channel(4);
+        let reload = namesrv::server::Reload { sources, requests };
+        let namesrv = (settings.controller.controller_mode != namesrv::settings::ControllerMode::Standalone)
+            .then(|| std::net::TcpListener::bind("127.0.0.1:0").expect("bind"));
+        (Self::start_reloading(settings, (namesrv, controller, http), Some(reload)), reloads)
+    }
+
+    fn start_reloading(
+        settings: Settings,
+        (namesrv, controller, http): ListenersToBe,
+        reload: Option<namesrv::server::Reload>,
+    ) -> Self {
         let kept = settings.clone();
         let shown = namesrv.as_ref().or(controller.as_ref()).expect("a listener");
         let addr = shown.local_addr().unwrap();
@@ -153,7 +179,7 @@ impl TestServer {
                 let shutdown = async {
                     let _ = rx.await;
                 };
-                namesrv::server::serve_on(settings, listeners, shutdown, None).await.unwrap();
+                namesrv::server::serve_on(settings, listeners, shutdown, reload).await.unwrap();
             });
         });
         TestServer {

@@ -8,12 +8,12 @@
 use namesrv_controller_core::decide::{Answer, Op};
 use thiserror::Error;
 
-use crate::controller::config::ConfigUpdateError;
 use crate::controller::messages::Failure;
 use crate::protocol::controller::response::{alter_sync_state_set_ext, group_ext, NextBrokerIdResponse};
 use crate::protocol::controller::{ControllerResponseCode, NOT_LEADER_REMARK};
 use crate::protocol::header::HeaderError;
 use crate::protocol::{ExtFields, RemotingCommand, ResponseCode};
+use crate::settings::UpdateError;
 
 /// Why a request on the controller port got no answer of the state machine; each maps to one
 /// response code and remark ([`ControllerError::code`], its `Display`).
@@ -36,7 +36,7 @@ pub enum ControllerError {
     NotProperties,
     /// UPDATE_CONTROLLER_CONFIG was refused.
     #[error(transparent)]
-    Config(#[from] ConfigUpdateError),
+    Config(#[from] UpdateError),
     /// The controller did not answer, or refused.
     #[error(transparent)]
     Failed(#[from] Failure),
@@ -56,7 +56,7 @@ impl ControllerError {
             ControllerError::Failed(Failure::Refused(refusal)) => refusal.code as i32,
             ControllerError::Failed(Failure::NotLeader) => ControllerResponseCode::NotLeader as i32,
             ControllerError::Failed(Failure::Busy(_)) => ResponseCode::SystemBusy as i32,
-            ControllerError::Config(ConfigUpdateError::BlackListed(_)) => ResponseCode::NoPermission as i32,
+            ControllerError::Config(UpdateError::BlackListed(_)) => ResponseCode::NoPermission as i32,
             ControllerError::PeerFrame(_) => ControllerResponseCode::InvalidRequest as i32,
             _ => ResponseCode::SystemError as i32,
         }

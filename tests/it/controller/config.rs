@@ -82,3 +82,50 @@ fn notify_broker_role_changed_turned_off_at_runtime_stops_the_push_but_not_the_f
     wait_role(&second, true);
     assert!(second.state().notified.is_empty(), "no 1008: {:?}", second.state().notified);
 }
+
+#[test]
+fn a_reload_applies_the_controllers_runtime_keys_and_leaves_the_others_for_a_restart() {
+    use namesrv::settings::{ConfigFormat, Sources};
+    use namesrv_testkit::{eventually, temp_dir, TestServer};
+
+    let dir = temp_dir();
+    let controller = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let http = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let file = dir.join("namesrv.toml");
+    let base = format!(
+        "controller_mode = \"standalone\"\ncontroller_peers = \"n0-{}\"\ncontroller_self_id = \"n0\"\n\
+         kv_config_path = \"{}\"\nconfig_store_path = \"{}\"\n",
+        controller.local_addr().unwrap(),
+        dir.join("kvConfig.json").display(),
+        dir.join("namesrv.properties").display(),
+    );
+    std::fs::write(&file, &base).unwrap();
+    let sources = Sources {
+        defaults_file: None,
+        config_file: Some(file.clone()),
+        config_format: ConfigFormat::Auto,
+        env_prefix: "NAMESRV_TEST_CONTROLLER_RELOAD".into(),
+        overrides: Vec::new(),
+    };
+    let (server, reloads) = TestServer::start_with_reloads(sources, Some(controller), Some(http));
+    let config = || {
+        let answer = namesrv_testkit::Client::connect(server.addr).call(RemotingCommand::request(1010, None));
+        properties::parse(std::str::from_utf8(&answer.body.unwrap_or_default()).unwrap()).unwrap()
+    };
+    assert_eq!(value(&config(), "enableElectUncleanMaster"), "false");
+    let runtime_and_restart = "controller_enable_elect_unclean_master = true\n\
+        controller_scan_inactive_master_interval_ms = 1000\ncontroller_raft_heartbeat_ms = 50\n";
+    std::fs::write(&file, format!("{base}{runtime_and_restart}")).unwrap();
+    reloads.blocking_send(()).unwrap();
+    let applied = || value(&config(), "enableElectUncleanMaster") == "true";
+    assert!(eventually(WAIT, applied), "the runtime keys apply on a reload");
+    let after = config();
+    assert_eq!(value(&after, "scanInactiveMasterInterval"), "1000");
+    assert_eq!(value(&after, "controller_raft_heartbeat_ms"), "100", "a restart-only key waits for the restart");
+    // A value outside its range fails the reload whole, as it fails a start: nothing changes.
+    std::fs::write(&file, format!("{base}controller_scan_inactive_master_interval_ms = 1\n")).unwrap();
+    reloads.blocking_send(()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(value(&config(), "scanInactiveMasterInterval"), "1000", "a reload that does not load changes nothing");
+    assert_eq!(value(&config(), "enableElectUncleanMaster"), "true");
+}

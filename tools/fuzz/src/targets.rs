@@ -17,7 +17,7 @@ use namesrv::protocol::codec::{encode_frame, DEFAULT_MAX_FRAME_BYTES};
 use namesrv::protocol::header::{binary, json};
 use namesrv::protocol::testing::{scan_header, scan_register_body, scan_route};
 use namesrv::protocol::{RemotingCodec, RemotingCommand};
-use namesrv::settings::{properties, Settings};
+use namesrv::settings::{properties, Settings, UpdateScope};
 use tokio_util::codec::Decoder;
 
 /// Frame limit of the frame target: small, so a fuzzed length prefix cannot make it allocate.
@@ -215,8 +215,9 @@ fn properties_text(data: &[u8]) {
     }
 }
 
-/// The UPDATE_NAMESRV_CONFIG path of `dispatch`: body as UTF-8, properties, then the update
-/// applied to default settings; accepted settings must still validate and render.
+/// The UPDATE_NAMESRV_CONFIG and UPDATE_CONTROLLER_CONFIG paths of the services: body as
+/// UTF-8, properties, then the update applied to default settings in each scope; accepted
+/// settings must still validate and render.
 fn update_config(data: &[u8]) {
     static BASE: OnceLock<Settings> = OnceLock::new();
     let Ok(text) = std::str::from_utf8(data) else {
@@ -225,8 +226,10 @@ fn update_config(data: &[u8]) {
     let Ok(changes) = properties::parse(text) else {
         return;
     };
-    if let Ok((updated, _)) = BASE.get_or_init(Settings::default).with_updates(&changes) {
-        updated.validate().expect("accepted settings validate");
-        std::hint::black_box(properties::write(&updated.java_view()));
+    for scope in [UpdateScope::Namesrv, UpdateScope::Controller] {
+        if let Ok(update) = BASE.get_or_init(Settings::default).with_updates(scope, &changes) {
+            update.settings.validate().expect("accepted settings validate");
+            std::hint::black_box(properties::write(&update.settings.java_view()));
+        }
     }
 }
