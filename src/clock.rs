@@ -2,9 +2,11 @@
 //! files read, and it can be stepped (an operator, NTP's first sync, a VM resumed with a stale
 //! clock); the boot clock (`CLOCK_BOOTTIME` on Linux) never steps and, unlike tokio's monotonic
 //! clock, keeps counting while the machine is suspended. Lateness and rates are measured on the
-//! boot clock; where the wall clock moved differently, the wall clock was stepped.
+//! boot clock; where the wall clock moved differently, the wall clock was stepped. Deadlines and
+//! timeouts are measured on tokio's monotonic clock ([`Clock::instant`]), which a test pauses
+//! and advances.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch on the wall clock (0 before it).
 pub fn wall_ms() -> u64 {
@@ -40,6 +42,12 @@ pub struct Reading {
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// Both clocks now.
     fn now(&self) -> Reading;
+
+    /// The monotonic clock deadlines and timeouts are measured on: tokio's, so that a test that
+    /// pauses the runtime's time (and the timers that follow it) moves this clock with it.
+    fn instant(&self) -> Instant {
+        tokio::time::Instant::now().into_std()
+    }
 }
 
 /// The machine's clocks.

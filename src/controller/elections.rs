@@ -19,6 +19,7 @@ use crate::protocol::controller::body::{ElectMasterResponseBody, SyncStateSet};
 use crate::protocol::controller::response::MasterFields;
 use crate::ratelog::RateLimit;
 use namesrv_controller_core::decide::Answer;
+use namesrv_controller_core::failover;
 use namesrv_controller_core::liveness::Inactivity;
 use namesrv_controller_core::liveness::{Gone, DEFAULT_TIMEOUT};
 
@@ -45,7 +46,7 @@ fn full_warnings() -> &'static RateLimit {
 
 impl Apply<Controller> for BrokerHeartbeat {
     fn apply(self, controller: &mut Controller) {
-        let now = Instant::now();
+        let now = controller.now();
         if let Err(full) = controller.live.heartbeat(self.beat, self.conn, now) {
             if let Some(suppressed) = full_warnings().admit() {
                 warn!(max = full.max, suppressed, "controller liveness table full: heartbeat of a new broker dropped");
@@ -68,7 +69,7 @@ impl Handler<Wake> for Controller {
 
     fn handle(&mut self, _: Wake, _: &mut Context<Self>) {
         self.wake = None;
-        let gone = self.live.expire(Instant::now());
+        let gone = self.live.expire(self.now());
         self.inactive(gone, Inactivity::HeartbeatTimeout);
         self.schedule_wake();
     }
@@ -106,17 +107,11 @@ impl Controller {
 
     /// Brokers that stopped being alive: an election for each group whose master it was.
     fn inactive(&mut self, gone: Vec<Gone<ConnId>>, cause: Inactivity) {
-        let now = Instant::now();
+        let now = self.now();
         for (key, entry) in gone {
             let silent_ms = now.saturating_duration_since(entry.last).as_millis() as u64;
             info!(cluster = %key.cluster, broker = %key.name, id = key.id, addr = %entry.addr, cause = cause.name(), silent_ms, "controller: broker inactive");
-            let is_master = {
-                let applied = self.machine.lock();
-                applied
-                    .tables
-                    .group(&key.name)
-                    .is_some_and(|g| g.master() == Some(key.id) && g.cluster() == key.cluster)
-            };
+            let is_master = failover::is_master(&self.machine.lock().tables, &key);
             if is_master && self.serving(now) {
                 // Kept for the election that follows, now or (still warming up) at a sweep.
                 self.lost.insert(key.name.clone(), (ElectionCause::Inactive(cause), now));
@@ -128,24 +123,11 @@ impl Controller {
     /// Every sweep period: groups whose master is dead while a replica lives get an election.
     pub(super) fn sweep(&mut self) {
         self.publish_groups();
-        let now = Instant::now();
+        let now = self.now();
         if !self.serving(now) {
             return;
         }
-        let live = self.live.at(now);
-        let names: Vec<String> = {
-            let applied = self.machine.lock();
-            use namesrv_controller_core::decide::LiveView;
-            applied
-                .tables
-                .groups()
-                .filter(|(name, g)| {
-                    g.master().is_some_and(|m| live.live(g.cluster(), name, m).is_none())
-                        && g.replicas().keys().any(|id| live.live(g.cluster(), name, *id).is_some())
-                })
-                .map(|(name, _)| name.to_owned())
-                .collect()
-        };
+        let names = failover::orphaned_groups(&self.machine.lock().tables, &self.live.at(now));
         for name in names {
             self.trigger_election(&name, ElectionCause::Sweep);
         }
@@ -155,10 +137,11 @@ impl Controller {
     /// serving leader that has had time to hear every broker's heartbeat. Its cause and start
     /// are the master's loss when this node saw it.
     fn trigger_election(&mut self, name: &str, cause: ElectionCause) {
-        let now = Instant::now();
+        let now = self.now();
         let (cause, since) = self.lost.get(name).copied().unwrap_or((cause, now));
-        let warm_after = self.live.longest_timeout().unwrap_or(DEFAULT_TIMEOUT);
-        if !self.serving(now) || now < self.started_at + warm_after || !self.electing.insert(name.to_owned()) {
+        let warm_up = self.live.longest_timeout().unwrap_or(DEFAULT_TIMEOUT);
+        let ready = self.serving(now) && failover::warmed_up(self.started_at, now, warm_up);
+        if !ready || !self.electing.insert(name.to_owned()) {
             return;
         }
         info!(broker = %name, cause = ?cause, "controller: electing a new master");
@@ -210,14 +193,7 @@ impl Controller {
         let Some(group) = body.member_group.as_ref().filter(|_| self.options.notify_broker_role_changed) else {
             return;
         };
-        let live = self.live.at(Instant::now());
-        use namesrv_controller_core::decide::LiveView;
-        let targets: Vec<String> = group
-            .broker_addrs
-            .iter()
-            .filter(|(id, _)| live.live(&group.cluster, name, **id).is_some())
-            .map(|(_, addr)| addr.clone())
-            .collect();
+        let targets = failover::alive_members(group, name, &self.live.at(self.now()));
         let set =
             SyncStateSet { ids: body.sync_state_set.clone(), epoch: master.sync_state_set_epoch.unwrap_or_default() };
         self.notifier.tell(SendRoleChanged { conn: ConnId::SERVER, targets, master: master.clone(), set });

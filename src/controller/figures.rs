@@ -8,7 +8,8 @@ use super::messages::{ElectionCause, Failure, Outcome};
 use super::Controller;
 use crate::metrics::elections::GroupFigure;
 use crate::protocol::controller::ControllerResponseCode as Code;
-use namesrv_controller_core::decide::{Answer, LiveView};
+use namesrv_controller_core::decide::Answer;
+use namesrv_controller_core::failover;
 
 /// The `result` label of an election that ended with `outcome`.
 pub(super) fn election_result(outcome: &Outcome) -> &'static str {
@@ -41,34 +42,27 @@ impl Controller {
         let result = election_result(outcome);
         figures.election(cause.name(), result);
         if result == "elected" {
-            figures.failover(cause.name(), since.elapsed().as_secs_f64());
+            figures.failover(cause.name(), self.now().saturating_duration_since(since).as_secs_f64());
         }
     }
 
     /// Exports whether this peer serves, and every broker group's figures when it does.
     pub(super) fn publish_groups(&self) {
-        let now = Instant::now();
+        let now = self.now();
         if !self.serving(now) {
             self.metrics.controller.elections.set_groups(false, &[]);
             return;
         }
-        let live = self.live.at(now);
-        let figures: Vec<GroupFigure> = {
-            let applied = self.machine.lock();
-            applied
-                .tables
-                .groups()
-                .map(|(name, g)| {
-                    let alive = |id: i64| live.live(g.cluster(), name, id).is_some();
-                    GroupFigure {
-                        name: name.to_owned(),
-                        alive: g.replicas().keys().filter(|id| alive(**id)).count(),
-                        in_sync: g.sync_set().len(),
-                        has_live_master: g.master().is_some_and(alive),
-                    }
-                })
-                .collect()
-        };
+        let health = failover::group_health(&self.machine.lock().tables, &self.live.at(now));
+        let figures: Vec<GroupFigure> = health
+            .into_iter()
+            .map(|h| GroupFigure {
+                name: h.name,
+                alive: h.alive,
+                in_sync: h.in_sync,
+                has_live_master: h.has_live_master,
+            })
+            .collect();
         self.metrics.controller.elections.set_groups(true, &figures);
     }
 }

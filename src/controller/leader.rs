@@ -12,6 +12,7 @@ use tracing::{info, warn};
 use super::messages::{Failure, GetMetadata};
 use super::raft::Raft;
 use super::Controller;
+use crate::clock::Clock;
 use crate::mailbox::Apply;
 use crate::metrics::controller::RaftSample;
 use crate::metrics::Metrics;
@@ -47,14 +48,14 @@ pub(super) struct LeaderReady {
 
 /// Forwards every change of `raft`'s metrics to the controller (no guard held across an await).
 /// Exports each change in `figures` ([`crate::metrics::controller`]) as well.
-pub(super) fn watch_metrics(raft: &Raft, controller: Addr<Controller>, figures: Arc<Metrics>) {
+pub(super) fn watch_metrics(raft: &Raft, controller: Addr<Controller>, figures: Arc<Metrics>, clock: Arc<dyn Clock>) {
     let mut metrics = raft.metrics();
     actix::spawn(async move {
         let mut before = RaftSample::default();
         loop {
             let view = {
                 let m = metrics.borrow();
-                let now = Instant::now();
+                let now = clock.instant();
                 RaftView {
                     state: Some(m.state),
                     term: m.current_term,
@@ -136,9 +137,9 @@ impl Handler<RaftChanged> for Controller {
     type Result = ();
 
     fn handle(&mut self, msg: RaftChanged, ctx: &mut Context<Self>) {
-        let served = self.serving(Instant::now());
+        let served = self.serving(self.now());
         self.on_raft_changed(msg.0, ctx);
-        if self.serving(Instant::now()) != served {
+        if self.serving(self.now()) != served {
             self.publish_groups();
         }
         self.process_queue();
@@ -164,6 +165,6 @@ impl Handler<LeaderReady> for Controller {
 
 impl Apply<Controller> for GetMetadata {
     fn apply(self, controller: &mut Controller) -> MetadataResponse {
-        controller.metadata(Instant::now())
+        controller.metadata(controller.now())
     }
 }

@@ -17,6 +17,8 @@ pub mod messages;
 pub mod options;
 pub mod overview;
 pub mod raft;
+#[cfg(test)]
+mod timing;
 mod writes;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -26,6 +28,7 @@ use std::time::Instant;
 use actix::prelude::*;
 use tracing::{error, info};
 
+use crate::clock::Clock;
 use crate::logged_handler;
 use crate::mailbox::Mailbox;
 use crate::metrics::Metrics;
@@ -84,6 +87,20 @@ fn check_membership(options: &ControllerOptions, stored: Option<BTreeMap<u64, ra
     })
 }
 
+/// Why this peer's Raft did not start.
+#[derive(Debug, thiserror::Error)]
+enum RaftStartError {
+    /// The Raft timings do not make a valid configuration.
+    #[error("raft configuration: {0}")]
+    Config(#[from] openraft::ConfigError),
+    /// The Raft core could not start (its storage failed).
+    #[error("raft: {0}")]
+    Fatal(#[from] openraft::error::Fatal<u64>),
+    /// The group could not be formed with the configured peers.
+    #[error("raft membership: {0}")]
+    Initialize(Box<openraft::error::RaftError<u64, openraft::error::InitializeError<u64, raft::Peer>>>),
+}
+
 /// The controller actor of one peer.
 pub struct Controller {
     /// The settings this peer runs with (its controller keys change at runtime: `config`).
@@ -126,6 +143,8 @@ pub struct Controller {
     security: PeerSecurity,
     /// Where the Raft figures are exported.
     metrics: Arc<Metrics>,
+    /// Where it reads the time: every deadline, lease and warm-up is measured on it.
+    clock: Arc<dyn Clock>,
 }
 
 impl Controller {
@@ -136,7 +155,7 @@ impl Controller {
         notifier: NotifierHandle,
         arbiter: &ArbiterHandle,
         metrics: Arc<Metrics>,
-        security: PeerSecurity,
+        (security, clock): (PeerSecurity, Arc<dyn Clock>),
     ) -> (ControllerHandle, SharedRaft) {
         let shared = SharedRaft::default();
         let live = LiveTable::new(options.max_live_brokers);
@@ -154,13 +173,14 @@ impl Controller {
             in_flight: None,
             electing: HashSet::new(),
             lost: HashMap::new(),
-            started_at: Instant::now(),
+            started_at: clock.instant(),
             notifier,
             me: None,
             wake: None,
             security,
             metrics: metrics.clone(),
             options,
+            clock,
         };
         let addr = Controller::start_in_arbiter(arbiter, |_| controller);
         (Mailbox::new(addr, "controller", metrics), shared)
@@ -174,19 +194,19 @@ impl Controller {
         let net = PeerNet::new(&o.group, o.self_id(), &o.self_name, members.clone(), self.security.clone());
         let (config, self_id, machine) = (o.raft_config(), o.self_id(), self.machine.clone());
         let made = async move {
-            let config = Arc::new(config.validate().map_err(|e| e.to_string())?);
-            let raft = Raft::new(self_id, config, net, log, machine).await.map_err(|e| e.to_string())?;
+            let config = Arc::new(config.validate()?);
+            let raft = Raft::new(self_id, config, net, log, machine).await?;
             match raft.initialize(members).await {
                 Ok(()) => {}
                 Err(openraft::error::RaftError::APIError(openraft::error::InitializeError::NotAllowed(_))) => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(RaftStartError::Initialize(Box::new(e))),
             }
             Ok(raft)
         };
-        ctx.spawn(made.into_actor(self).map(|made: Result<Raft, String>, this, ctx| match made {
+        ctx.spawn(made.into_actor(self).map(|made: Result<Raft, RaftStartError>, this, ctx| match made {
             Ok(raft) => this.raft_started(raft, ctx),
-            Err(reason) => {
-                error!(%reason, "controller raft did not start");
+            Err(error) => {
+                error!(%error, "controller raft did not start");
                 ctx.stop();
             }
         }));
@@ -195,9 +215,14 @@ impl Controller {
     fn raft_started(&mut self, raft: Raft, ctx: &mut Context<Self>) {
         info!(peer = %self.options.self_name, id = self.options.self_id(), "controller raft started");
         let _ = self.shared.set(raft.clone());
-        leader::watch_metrics(&raft, ctx.address(), self.metrics.clone());
+        leader::watch_metrics(&raft, ctx.address(), self.metrics.clone(), self.clock.clone());
         self.raft = Some(raft);
         self.schedule_sweep(ctx);
+    }
+
+    /// Now, on the controller's clock.
+    fn now(&self) -> Instant {
+        self.clock.instant()
     }
 
     /// The next sweep, one interval from now: the interval is read each time, so that

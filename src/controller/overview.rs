@@ -2,8 +2,6 @@
 //! broker group's master, epochs and in-sync set from this peer's applied state, with which
 //! replicas are alive as this peer hears their heartbeats.
 
-use std::time::Instant;
-
 use serde::Serialize;
 
 use super::Controller;
@@ -74,7 +72,7 @@ pub struct ReplicaOverview {
 
 impl Apply<Controller> for GetOverview {
     fn apply(self, controller: &mut Controller) -> Overview {
-        let now = Instant::now();
+        let now = controller.now();
         let meta = controller.metadata(now);
         let live = controller.live.at(now);
         let applied = controller.machine.lock();

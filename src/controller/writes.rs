@@ -57,7 +57,7 @@ impl Controller {
     pub(super) fn process_queue(&mut self) {
         while self.in_flight.is_none() {
             let Some(pending) = self.queue.pop_front() else { return };
-            let now = Instant::now();
+            let now = self.now();
             if !self.serving(now) {
                 finish(pending, Err(Failure::NotLeader), self);
                 continue;

@@ -16,6 +16,7 @@ use crate::controller::raft::network::{PeerCredentials, PeerSecurity};
 use crate::settings::TlsMode;
 
 use crate::admission::Gate;
+use crate::clock::{Clock, SystemClock};
 use crate::controller::raft::log::StoreError;
 use crate::controller::{Controller, ControllerHandle, ControllerOptions, ControllerStore, SharedRaft};
 use crate::listen;
@@ -75,7 +76,8 @@ impl RunningController {
         let (group, self_name) = (options.group.clone(), options.self_name.clone());
         info!(group = %group, peer = %self_name, peers = %options.peers_text(), "starting the controller");
         let started = (settings.clone(), options);
-        let (controller, raft) = Controller::start(started, store, notifier, &arbiter.handle(), metrics, security);
+        let clocked = (security, Arc::new(SystemClock) as Arc<dyn Clock>);
+        let (controller, raft) = Controller::start(started, store, notifier, &arbiter.handle(), metrics, clocked);
         let handle = controller.clone();
         let front = Front { controller, raft: raft.clone(), group, self_name, peer_ips };
         let service = ControllerService::new(front, gate.clone(), Stamp::of(settings));

@@ -9,7 +9,9 @@
 //! - [`decide`]: what a request decides on the tables and a liveness view — an answer, and the
 //!   event to commit first when it changes anything ([`decision`] holds those values); ids and
 //!   registration there, elections in [`elect`], in-sync set fences and cleaning in `alter`.
-//! - [`liveness`]: which brokers are alive as one peer hears their heartbeats, by deadline.
+//! - [`liveness`]: which brokers are alive as one peer hears their heartbeats, by deadline;
+//!   [`failover`]: what the leader decides from it (masters lost, groups to elect for, whom to
+//!   tell, each group's health, when it has heard every broker long enough to elect).
 #![forbid(unsafe_code)]
 
 mod alter;
@@ -17,6 +19,7 @@ pub mod decide;
 pub mod decision;
 pub mod elect;
 pub mod event;
+pub mod failover;
 pub mod liveness;
 pub mod tables;
 #[cfg(test)]
