@@ -1,9 +1,12 @@
-//! Limits on what a peer can make the server store: names and KV entries (topic names are
-//! bounded only by the frame, body and topic-count limits, as Java validates none on its paths). A
-//! request over a limit is refused with SYSTEM_ERROR and a remark saying which limit. And how
-//! much of what a peer named the server repeats back in remarks and logs ([`shown`]).
+//! Limits on what a peer can make the server store: names (a broker registration's are
+//! [`BrokerNames`]) and KV entries (topic names are bounded only by the frame, body and
+//! topic-count limits, as Java validates none on its paths). A request over a limit is refused
+//! with SYSTEM_ERROR and a remark saying which limit. And how much of what a peer named the
+//! server repeats back in remarks and logs ([`shown`]).
 
 use thiserror::Error;
+
+use crate::protocol::header::RegisterBrokerHeader;
 
 /// Longest broker, cluster, address, zone, KV namespace or KV key.
 pub const MAX_NAME_BYTES: usize = 255;
@@ -44,6 +47,50 @@ pub fn check_name(field: &'static str, value: &str) -> Result<(), LimitError> {
         return Err(LimitError::ControlCharacter { field });
     }
     Ok(())
+}
+
+/// The names a registration asks the server to keep: checked on the wire before its body is
+/// decoded, and again on a registration read back from a snapshot, the same way.
+#[derive(Debug, Clone, Copy)]
+pub struct BrokerNames<'a> {
+    /// `brokerName`.
+    pub broker_name: &'a str,
+    /// `clusterName`.
+    pub cluster: &'a str,
+    /// `brokerAddr`.
+    pub addr: &'a str,
+    /// `haServerAddr`.
+    pub ha_server_addr: &'a str,
+    /// `__ZONE_NAME`, when sent.
+    pub zone_name: Option<&'a str>,
+}
+
+impl BrokerNames<'_> {
+    /// Checks each name ([`check_name`]) under its request field's name, in the order above.
+    pub fn check(&self) -> Result<(), LimitError> {
+        let names = [
+            ("brokerName", self.broker_name),
+            ("clusterName", self.cluster),
+            ("brokerAddr", self.addr),
+            ("haServerAddr", self.ha_server_addr),
+        ];
+        for (field, value) in names.into_iter().chain(self.zone_name.map(|zone| ("__ZONE_NAME", zone))) {
+            check_name(field, value)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> From<&'a RegisterBrokerHeader> for BrokerNames<'a> {
+    fn from(h: &'a RegisterBrokerHeader) -> Self {
+        BrokerNames {
+            broker_name: &h.broker_name,
+            cluster: &h.cluster_name,
+            addr: &h.broker_addr,
+            ha_server_addr: &h.ha_server_addr,
+            zone_name: h.zone_name.as_deref(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub mod zero;
 pub use registry_figures::RegistryFigures;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -29,39 +29,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::protocol::controller::ControllerRequestCode;
-use crate::protocol::RequestCode;
 use histogram::SecondsHistogram;
-use labels::{ActorLabel, ActorMessageLabels, CodeLabel, FileResultLabels, ReasonLabel, RequestLabels, ResultLabel};
-
-/// The results a request can have: its response code (the NameServer's, then the controller's
-/// 2000–2016), or `ONEWAY` when it is not answered. An unknown code counts as `SYSTEM_ERROR`.
-const RESULTS: [&str; 25] = [
-    "SUCCESS",
-    "SYSTEM_ERROR",
-    "SYSTEM_BUSY",
-    "REQUEST_CODE_NOT_SUPPORTED",
-    "NO_PERMISSION",
-    "TOPIC_NOT_EXIST",
-    "QUERY_NOT_FOUND",
-    "CONTROLLER_FENCED_MASTER_EPOCH",
-    "CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH",
-    "CONTROLLER_INVALID_MASTER",
-    "CONTROLLER_INVALID_REPLICAS",
-    "CONTROLLER_MASTER_NOT_AVAILABLE",
-    "CONTROLLER_INVALID_REQUEST",
-    "CONTROLLER_BROKER_NOT_ALIVE",
-    "CONTROLLER_NOT_LEADER",
-    "CONTROLLER_BROKER_METADATA_NOT_EXIST",
-    "CONTROLLER_INVALID_CLEAN_BROKER_METADATA",
-    "CONTROLLER_BROKER_NEED_TO_BE_REGISTERED",
-    "CONTROLLER_MASTER_STILL_EXIST",
-    "CONTROLLER_ELECT_MASTER_FAILED",
-    "CONTROLLER_ALTER_SYNC_STATE_SET_FAILED",
-    "CONTROLLER_BROKER_ID_INVALID",
-    "CONTROLLER_JRAFT_INTERNAL_ERROR",
-    "CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS",
-    "ONEWAY",
-];
+use labels::{ActorLabel, ActorMessageLabels, FileResultLabels, ReasonLabel, ResultLabel};
+use requests::RequestFigures;
 
 /// Which listener a request came in on: the codes of each have their own names
 /// (BROKER_HEARTBEAT on the controller port is `CONTROLLER_BROKER_HEARTBEAT`).
@@ -80,14 +50,6 @@ pub fn controller_code_name(code: ControllerRequestCode) -> &'static str {
         ControllerRequestCode::BrokerHeartbeat => "CONTROLLER_BROKER_HEARTBEAT",
         other => other.name(),
     }
-}
-
-/// The handles of one request code.
-#[derive(Debug)]
-struct CodeHandles {
-    name: &'static str,
-    duration: SecondsHistogram,
-    results: [OnceLock<Counter>; RESULTS.len()],
 }
 
 /// Why a broker went (`namesrv_broker_removals_total`).
@@ -119,9 +81,7 @@ pub struct Metrics {
     /// Whether the figures are exported (`metrics_enabled`).
     on: bool,
     registry: Registry,
-    requests: Family<RequestLabels, Counter>,
-    by_code: Vec<CodeHandles>,
-    all_requests: SecondsHistogram,
+    requests: RequestFigures,
     /// Open connections.
     pub connections: Gauge,
     /// Connections accepted since start.
@@ -185,26 +145,10 @@ impl Metrics {
 
     fn build(on: bool) -> Arc<Self> {
         let mut registry = Registry::default();
-        let requests = Family::<RequestLabels, Counter>::default();
-        let durations = Family::<CodeLabel, SecondsHistogram>::default();
-        let names = RequestCode::ALL
-            .iter()
-            .map(|c| c.name())
-            .chain(ControllerRequestCode::ALL.iter().map(|c| controller_code_name(*c)))
-            .chain(std::iter::once("UNKNOWN"));
-        let by_code = names
-            .map(|name| CodeHandles {
-                name,
-                duration: durations.get_or_create(&CodeLabel { code: name }).clone(),
-                results: Default::default(),
-            })
-            .collect();
         let m = Metrics {
             on,
             registry: Registry::default(),
-            requests,
-            by_code,
-            all_requests: SecondsHistogram::default(),
+            requests: RequestFigures::for_every_code(),
             connections: Gauge::default(),
             connections_accepted: Counter::default(),
             bytes_received: Counter::default(),
@@ -235,17 +179,16 @@ impl Metrics {
             controller: controller::ControllerFigures::default(),
             route_snapshot: snapshot::SnapshotFigures::default(),
         };
-        m.register(registry.sub_registry_with_prefix("namesrv"), durations);
+        m.register(registry.sub_registry_with_prefix("namesrv"));
         m.zero_series();
         registry.register_collector(Box::new(process::ProcessCollector::default()));
         Arc::new(Metrics { registry, ..m })
     }
 
     /// Registers every `namesrv_*` metric in `ns`.
-    fn register(&self, ns: &mut Registry, durations: Family<CodeLabel, SecondsHistogram>) {
+    fn register(&self, ns: &mut Registry) {
         ns.register("build_info", "Version and commit of this binary (always 1)", build::build_info());
-        ns.register("requests", "Requests handled, by request code and result", self.requests.clone());
-        ns.register("request_duration_seconds", "Time from decoded frame to reply queued, by request code", durations);
+        self.requests.register(ns);
         ns.register("connections", "Connections open now", self.connections.clone());
         ns.register("connections_accepted", "Connections accepted since start", self.connections_accepted.clone());
         ns.register("bytes_received", "Frame bytes read from peers", self.bytes_received.clone());
@@ -283,7 +226,7 @@ impl Metrics {
 
     /// Every request's duration, whatever its code (for rates and p99 over time).
     pub fn all_requests(&self) -> &SecondsHistogram {
-        &self.all_requests
+        self.requests.all()
     }
 
     /// Records a REGISTER_BROKER result (`accepted` or `rejected`).

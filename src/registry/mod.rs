@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod binding;
 pub mod cache;
+mod expiry;
 mod handlers;
 pub mod listings;
 pub mod live;
@@ -33,21 +34,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use tracing::{debug, info, info_span, warn};
+use tracing::{debug, info, info_span};
 
 use crate::clock::{Clock, SystemClock};
 use crate::mailbox::{handle_logged, Apply, Mailbox, Queued};
 use crate::metrics::{Metrics, Removal};
 use crate::notifier::{NotifierHandle, SendMinBrokerIdChange};
 use crate::origin::ConnId;
-use crate::ratelog::RateLimit;
+use expiry::Expiry;
 use liveness::BrokerRef;
 use messages::CloseConnection;
 use options::RegistryOptions;
 use readiness::Readiness;
 use snapshot_build::SnapshotBuild;
 use snapshot_pace::{wall_ms, SnapshotPace};
-use stall::TickWatch;
 use tables::RouteTables;
 use timers::Timers;
 
@@ -69,18 +69,15 @@ pub struct RouteRegistry {
     /// The registry clock's zero: table times are milliseconds since then. Tokio's clock (the
     /// monotonic clock, unless a test pauses it to run expiry without waiting).
     started: tokio::time::Instant,
-    /// Period of the expiry tick.
-    scan_interval: Duration,
     /// Registrations, removals and route cache hits are counted here.
     metrics: Arc<Metrics>,
     /// Where decided NOTIFY_MIN_BROKER_ID_CHANGE messages go.
     notifier: NotifierHandle,
     /// The open connections that carried registrations, to close one whose broker expired.
     connections: HashMap<ConnId, Recipient<CloseConnection>>,
-    /// Where the next tick's slice of the consistency pass starts.
-    heal_from: usize,
-    /// The expiry tick's punctuality: a late tick is a stall of our own.
-    ticks: TickWatch,
+    /// The expiry tick's state between ticks: its punctuality and clocks, the consistency
+    /// pass's place, the rate of its warnings.
+    expiry: Expiry,
     /// When a route snapshot is due, and where it goes.
     snapshots: SnapshotPace,
     /// Closed connections whose brokers are not all removed yet (see [`CLOSE_BUDGET_TOPICS`]).
@@ -92,11 +89,6 @@ pub struct RouteRegistry {
     readiness: Readiness,
     /// When the expiry scan and the snapshot check are next due.
     timers: Timers,
-    /// The boot and wall clocks the expiry tick's punctuality is judged on (see `stall`).
-    clock: Arc<dyn Clock>,
-    /// Warnings of wall clock steps: at most one a minute (a clock that keeps jumping would
-    /// write one each tick).
-    step_lines: RateLimit,
 }
 
 /// The registry's address, counting queued messages.
@@ -139,17 +131,13 @@ impl RouteRegistry {
             timers: Timers::new(started, scan_interval, snapshot_pace::CHECK_EVERY),
             tables: RouteTables::new(options),
             started,
-            scan_interval,
             metrics,
             notifier,
             connections: HashMap::new(),
-            heal_from: 0,
-            ticks: TickWatch::new(scan_interval.as_millis() as u64),
+            expiry: Expiry::new(scan_interval, clock),
             snapshots: SnapshotPace::default(),
             closing: VecDeque::new(),
             building: None,
-            clock,
-            step_lines: RateLimit::new(1, Duration::from_secs(60)),
         }
     }
 
@@ -180,62 +168,15 @@ impl RouteRegistry {
     }
 
     /// The expiry tick: removes every broker silent past its timeout and closes its connection
-    /// (unless the tick came late: see `stall`), then runs the consistency pass.
+    /// (unless the tick came late: see `stall`), then runs the consistency pass (`expiry`).
     fn scan(&mut self) {
         let _span = info_span!("handle", actor = "registry", msg = "ExpiryTick").entered();
         let begin = Instant::now();
         let now = self.now_ms();
-        let tick = self.tables.expiry_tick(&mut self.ticks, now, self.clock.now());
-        if let Some(step_ms) = tick.wall_step_ms {
-            self.metrics.wall_clock_steps.inc();
-            if let Some(suppressed) = self.step_lines.admit() {
-                let seconds = step_ms as f64 / 1000.0;
-                warn!(
-                    step_ms,
-                    suppressed, "wall clock stepped by {seconds:+.1} s: no stall of this process, expiry goes on"
-                );
-            }
-        }
-        if let Some(stall) = tick.stall {
-            self.metrics.registry_stalls.inc();
-            warn!(
-                stall_ms = stall.late_ms,
-                boot_stall_ms = stall.boot_late_ms,
-                brokers = tick.excused,
-                hold_ms = self.scan_interval.as_millis() as u64,
-                "expiry tick late: this process stalled; brokers' silence excused by the stall and expiry held for one scan interval"
-            );
-        }
-        let expired = tick.expired;
-        if tick.deferred > 0 {
-            let percent = self.tables.options().routing.expiry_guard_percent;
-            let (expired, deferred) = (expired.len(), tick.deferred);
-            warn!(expired, deferred, percent, "mass expiry held back: the rest go in the next ticks");
-        }
-        self.count_removed(Removal::Expired, expired.len());
-        for e in &expired {
-            let b = &e.broker;
-            let silent_ms = now.saturating_sub(e.last_update_ms);
-            info!(broker = %b.broker_name, addr = %b.addr, cluster = %b.cluster, id = b.broker_id, silent_ms, "broker expired");
-        }
-        let (healed, next) = self.tables.heal_slice(self.heal_from, liveness::HEAL_SLICE);
-        self.heal_from = next;
-        for (group, addr) in &healed.unlive_addrs {
-            warn!(broker = %group, addr = %addr, "consistency pass: removed an address with no live registration");
-        }
-        for addr in &healed.unlisted_live {
-            warn!(addr = %addr, "consistency pass: dropped a live registration no broker group lists");
-        }
+        let expired = self.expiry.tick(&mut self.tables, &self.metrics, now);
         self.send_notifications();
         let (topics, groups, live) = self.tables.sizes();
-        debug!(
-            expired = expired.len(),
-            live,
-            groups,
-            topics,
-            elapsed_us = begin.elapsed().as_micros() as u64,
-            "expiry scan"
-        );
+        debug!(expired, live, groups, topics, elapsed_us = begin.elapsed().as_micros() as u64, "expiry scan");
     }
 
     /// Starts a route snapshot when one is due (something changed, and the last one is a few
@@ -320,7 +261,8 @@ impl Actor for RouteRegistry {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
-        self.ticks.start(self.now_ms(), self.clock.now());
+        let now = self.now_ms();
+        self.expiry.start(now);
         ctx.run_interval(self.timers.check_every(), |registry, _| registry.run_due());
     }
 }

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use super::live::LiveBroker;
 use super::liveness::Removed;
 use super::tables::RouteTables;
+use crate::limits::BrokerNames;
 use crate::model::{MASTER_ID, PERM_WRITE};
 use crate::notifier::MinBrokerIdChange;
 use crate::origin::ConnId;
@@ -36,6 +37,19 @@ pub struct Registration {
     /// The access key that signed it, when access control checked it: the broker is bound to
     /// it while live (see `binding`).
     pub access_key: Option<String>,
+}
+
+impl Registration {
+    /// The names it asks the server to keep.
+    pub fn names(&self) -> BrokerNames<'_> {
+        BrokerNames {
+            broker_name: &self.broker_name,
+            cluster: &self.cluster,
+            addr: &self.addr,
+            ha_server_addr: &self.ha_server_addr,
+            zone_name: self.zone_name.as_deref(),
+        }
+    }
 }
 
 /// A register body with its topic table's fingerprint, which only [`FingerprintedBody::new`]

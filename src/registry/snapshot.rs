@@ -13,7 +13,7 @@ use super::live::FromSnapshot;
 use super::register::{FingerprintedBody, Registration};
 use super::tables::RouteTables;
 use super::topic_limit::RegisterRefused;
-use crate::limits::{check_name, LimitError};
+use crate::limits::LimitError;
 use crate::model::{DataVersion, QueueData, TopicConfig, TopicQueueMappingInfo, TopicTable};
 use crate::origin::ConnId;
 use crate::protocol::body::RegisterBody;
@@ -182,15 +182,7 @@ impl RouteTables {
     /// Whether a member read back from a snapshot (with `topics` topics) may be loaded: what the
     /// wire checks of a registration.
     fn admit_replayed(&self, reg: &Registration, topics: usize) -> Result<(), SkipReason> {
-        let names = [
-            ("brokerName", &reg.broker_name),
-            ("clusterName", &reg.cluster),
-            ("brokerAddr", &reg.addr),
-            ("haServerAddr", &reg.ha_server_addr),
-        ];
-        for (field, value) in names.into_iter().chain(reg.zone_name.as_ref().map(|z| ("__ZONE_NAME", z))) {
-            check_name(field, value)?;
-        }
+        reg.names().check()?;
         let max = self.options().max_topics_per_broker;
         if topics > max {
             return Err(SkipReason::TooManyTopics { topics, max });

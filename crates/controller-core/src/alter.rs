@@ -19,47 +19,9 @@ pub(super) fn alter_sync_state_set(
     set: &SyncStateSet,
     live: &dyn LiveView,
 ) -> Decision {
-    let Some(g) = tables.group(name) else {
-        return Decision::refuse(Code::AlterSyncStateSetFailed, "Broker metadata is not existed");
-    };
-    if set.ids == *g.sync_set() {
-        return Decision::refuse(
-            Code::AlterSyncStateSetFailed,
-            "The newSyncStateSet is equal with oldSyncStateSet, no needed to update syncStateSet",
-        );
-    }
-    if g.master() != Some(master_id) {
-        let current = g.master().map_or_else(|| "null".to_owned(), |m| m.to_string());
-        return Decision::refuse(
-            Code::InvalidMaster,
-            format!("{REJECT} the current leader is:{current}, not {master_id}"),
-        );
-    }
-    if master_epoch != g.master_epoch() {
-        let current = g.master_epoch();
-        return Decision::refuse(
-            Code::FencedMasterEpoch,
-            format!("{REJECT} the current master epoch is:{current}, not {master_epoch}"),
-        );
-    }
-    if set.epoch != g.sync_epoch() {
-        let (current, asked) = (g.sync_epoch(), set.epoch);
-        return Decision::refuse(
-            Code::FencedSyncStateSetEpoch,
-            format!("{REJECT} the current syncStateSet epoch is:{current}, not {asked}"),
-        );
-    }
-    if let Some(refused) = unfit_member(g, name, &set.ids, live) {
-        return refused;
-    }
-    if !set.ids.contains(&master_id) {
-        return Decision::refuse(
-            Code::AlterSyncStateSetFailed,
-            format!("{REJECT} the newSyncStateSet don't contains origin leader {master_id}"),
-        );
-    }
-    let Some(next) = g.sync_epoch().checked_add(1) else {
-        return Decision::refuse(Code::AlterSyncStateSetFailed, "syncStateSet epoch exhausted");
+    let (g, next) = match pass_fences(tables, name, master_id, master_epoch, set, live) {
+        Ok(passed) => passed,
+        Err(fence) => return fence.refusal(),
     };
     let event = Event::AlterSyncStateSet {
         broker_name: name.to_owned(),
@@ -70,16 +32,102 @@ pub(super) fn alter_sync_state_set(
     Decision::commit(event, Answer::Altered(SyncStateSet { ids: set.ids.clone(), epoch: next }))
 }
 
-/// The refusal of the first id of `ids` (ascending) that is no registered replica of `g`
-/// (2003) or not alive (2006).
-fn unfit_member(g: &Group, name: &str, ids: &BTreeSet<i64>, live: &dyn LiveView) -> Option<Decision> {
-    ids.iter().find_map(|id| {
-        if !g.replicas().contains_key(id) {
-            return Some(Decision::refuse(Code::InvalidReplicas, format!("{REJECT} the replicas {id} don't exist")));
+/// Java's fences of an in-sync set change, in Java's order; when all pass, the group and the
+/// epoch of its new set.
+fn pass_fences<'t>(
+    tables: &'t ReplicaTables,
+    name: &str,
+    master_id: i64,
+    master_epoch: i32,
+    set: &SyncStateSet,
+    live: &dyn LiveView,
+) -> Result<(&'t Group, i32), Fence> {
+    let g = tables.group(name).ok_or(Fence::UnknownGroup)?;
+    if set.ids == *g.sync_set() {
+        return Err(Fence::Unchanged);
+    }
+    if g.master() != Some(master_id) {
+        return Err(Fence::NotMaster { current: g.master(), asked: master_id });
+    }
+    if master_epoch != g.master_epoch() {
+        return Err(Fence::MasterEpoch { current: g.master_epoch(), asked: master_epoch });
+    }
+    if set.epoch != g.sync_epoch() {
+        return Err(Fence::SyncStateSetEpoch { current: g.sync_epoch(), asked: set.epoch });
+    }
+    if let Some(unfit) = unfit_member(g, name, &set.ids, live) {
+        return Err(unfit);
+    }
+    if !set.ids.contains(&master_id) {
+        return Err(Fence::MasterLeftOut(master_id));
+    }
+    let next = g.sync_epoch().checked_add(1).ok_or(Fence::EpochExhausted)?;
+    Ok((g, next))
+}
+
+/// The first id of `ids` (ascending) that is no registered replica of `g` or not alive.
+fn unfit_member(g: &Group, name: &str, ids: &BTreeSet<i64>, live: &dyn LiveView) -> Option<Fence> {
+    ids.iter().find_map(|&id| {
+        if !g.replicas().contains_key(&id) {
+            return Some(Fence::UnknownReplica(id));
         }
-        let dead = live.live(g.cluster(), name, *id).is_none();
-        dead.then(|| Decision::refuse(Code::BrokerNotAlive, format!("{REJECT} the replicas {id} don't alive")))
+        let dead = live.live(g.cluster(), name, id).is_none();
+        dead.then_some(Fence::DeadReplica(id))
     })
+}
+
+/// A fence an in-sync set change did not pass.
+enum Fence {
+    /// The group is not known.
+    UnknownGroup,
+    /// The new set is the current one.
+    Unchanged,
+    /// The requester is not the group's master.
+    NotMaster { current: Option<i64>, asked: i64 },
+    /// The requester's master epoch is not the group's.
+    MasterEpoch { current: i32, asked: i32 },
+    /// The new set's epoch is not the current set's.
+    SyncStateSetEpoch { current: i32, asked: i32 },
+    /// A member of the new set is no registered replica (2003).
+    UnknownReplica(i64),
+    /// A member of the new set is not alive (2006).
+    DeadReplica(i64),
+    /// The new set leaves out the master.
+    MasterLeftOut(i64),
+    /// The set's epoch cannot grow.
+    EpochExhausted,
+}
+
+impl Fence {
+    /// The refusal of the change at this fence, with Java's code and remark.
+    fn refusal(&self) -> Decision {
+        let (code, remark) = match *self {
+            Fence::UnknownGroup => (Code::AlterSyncStateSetFailed, "Broker metadata is not existed".to_owned()),
+            Fence::Unchanged => (
+                Code::AlterSyncStateSetFailed,
+                "The newSyncStateSet is equal with oldSyncStateSet, no needed to update syncStateSet".to_owned(),
+            ),
+            Fence::NotMaster { current, asked } => {
+                let current = current.map_or_else(|| "null".to_owned(), |m| m.to_string());
+                (Code::InvalidMaster, format!("{REJECT} the current leader is:{current}, not {asked}"))
+            }
+            Fence::MasterEpoch { current, asked } => {
+                (Code::FencedMasterEpoch, format!("{REJECT} the current master epoch is:{current}, not {asked}"))
+            }
+            Fence::SyncStateSetEpoch { current, asked } => (
+                Code::FencedSyncStateSetEpoch,
+                format!("{REJECT} the current syncStateSet epoch is:{current}, not {asked}"),
+            ),
+            Fence::UnknownReplica(id) => (Code::InvalidReplicas, format!("{REJECT} the replicas {id} don't exist")),
+            Fence::DeadReplica(id) => (Code::BrokerNotAlive, format!("{REJECT} the replicas {id} don't alive")),
+            Fence::MasterLeftOut(id) => (
+                Code::AlterSyncStateSetFailed,
+                format!("{REJECT} the newSyncStateSet don't contains origin leader {id}"),
+            ),
+            Fence::EpochExhausted => (Code::AlterSyncStateSetFailed, "syncStateSet epoch exhausted".to_owned()),
+        };
+        Decision::refuse(code, remark)
+    }
 }
 
 pub(super) fn clean_broker_data(

@@ -5,9 +5,9 @@ use tracing::info;
 
 use super::{body_crc32, success, Dispatcher, Outcome, RequestError};
 use crate::acl::Caller;
-use crate::limits::check_name;
+use crate::limits::BrokerNames;
 use crate::model::DataVersion;
-use crate::origin::Origin;
+use crate::origin::{ConnId, Origin};
 use crate::protocol::body::register::{decode_register_body, looks_like_json};
 use crate::protocol::body::{decode_data_version, decode_register_topic_body, DecodeContext};
 use crate::protocol::header::{BrokerHeartbeatHeader, BrokerIdentityHeader, Fields, RegisterBrokerHeader};
@@ -34,74 +34,34 @@ const OFFLOAD_BODY_BYTES: usize = 64 * 1024;
 /// of 5 alternating rounds), and no better on one pinned core (5.2 ms against 5.0 ms).
 const DECODE_SLICE: std::time::Duration = std::time::Duration::from_micros(500);
 
-/// A decoded register body, and the topics left out of it for invalid names.
-struct Decoded {
-    /// The body, fingerprinted with the decode (off the event loop when it is).
-    body: FingerprintedBody,
-}
-
 impl Dispatcher {
     pub(super) async fn register_broker(&self, origin: Origin, req: &RemotingCommand, caller: &Caller) -> Outcome {
-        let conn = origin.conn;
         let h = RegisterBrokerHeader::read(req)?;
-        for (field, value) in [
-            ("brokerName", &h.broker_name),
-            ("clusterName", &h.cluster_name),
-            ("brokerAddr", &h.broker_addr),
-            ("haServerAddr", &h.ha_server_addr),
-        ] {
-            check_name(field, value)?;
-        }
-        if let Some(zone) = &h.zone_name {
-            check_name("__ZONE_NAME", zone)?;
-        }
+        BrokerNames::from(&h).check()?;
         // Every topic of the table is registered under its name as sent, as Java's
         // RouteInfoManager.registerBroker does (no TopicValidator on this path): names are bounded
         // only by the frame, body and topic-count limits.
-        let Decoded { body } = self.decode_body(req, &h).await?;
-        let registration = Registration {
-            conn,
-            version: req.version,
-            cluster: h.cluster_name,
-            addr: h.broker_addr,
-            broker_name: h.broker_name,
-            broker_id: h.broker_id,
-            ha_server_addr: h.ha_server_addr,
-            zone_name: h.zone_name,
-            timeout_ms: h.heartbeat_timeout_millis.map(|ms| ms.max(0) as u64),
-            enable_acting_master: h.enable_acting_master,
-            body,
-            access_key: caller.binding(),
-        };
-        let registry = &self.actors.registry;
-        let asked = registry.ask(RegisterBroker { conn, registration }).await?;
-        let asked = asked.map_err(|refused| match refused {
+        let body = self.decode_body(req, &h).await?;
+        let registration = registration(h, origin.conn, req.version, body, caller.binding());
+        let asked = self.actors.registry.ask(RegisterBroker { conn: origin.conn, registration }).await?;
+        let registered = asked.map_err(|refused| match refused {
             RegisterRefused::BoundElsewhere(bound) => {
                 self.refused(origin, req, BOUND, &bound);
                 RequestError::from(bound)
             }
             too_many => RequestError::from(too_many),
-        });
-        let Registered::Accepted(outcome) = asked? else {
-            // Java attaches the response header before deciding, so even a refusal has extFields.
-            let refused = RequestError::RegisterFailed;
-            let response = RemotingCommand::response(refused.code(), Some(refused.to_string()));
-            return Ok(RemotingCommand { ext_fields: Some(ExtFields::new()), ..response });
-        };
-        let mut ext = ExtFields::new();
-        if let Some(master) = outcome.master_addr {
-            ext.insert("masterAddr", master);
-        }
-        if let Some(ha) = outcome.ha_server_addr {
-            ext.insert("haServerAddr", ha);
-        }
-        Ok(RemotingCommand { ext_fields: Some(ext), body: outcome.order_topic_config, ..success() })
+        })?;
+        Ok(register_reply(registered))
     }
 
     /// Checks and decodes a REGISTER_BROKER body.
     /// Compressed bodies (whose size says nothing of what they inflate to) and large plain ones
     /// are decoded on the blocking pool, so no connection's route queries wait behind them.
-    async fn decode_body(&self, req: &RemotingCommand, h: &RegisterBrokerHeader) -> Result<Decoded, RequestError> {
+    async fn decode_body(
+        &self,
+        req: &RemotingCommand,
+        h: &RegisterBrokerHeader,
+    ) -> Result<FingerprintedBody, RequestError> {
         let (crc, compressed, version, limits) = (h.body_crc32, h.compressed, req.version, self.options.body_limits);
         let raw = req.body.clone().unwrap_or_default();
         let off_thread = match self.options.body_decode {
@@ -109,12 +69,12 @@ impl Dispatcher {
             LargeBodyDecode::Blocking => !raw.is_empty(),
             LargeBodyDecode::Inline => false,
         };
-        let decode = move |context: DecodeContext| -> Result<Decoded, RequestError> {
+        let decode = move |context: DecodeContext| -> Result<FingerprintedBody, RequestError> {
             if crc != 0 && i64::from(body_crc32(&raw)) != crc {
                 return Err(RequestError::CrcMismatch);
             }
             let body = decode_register_body(Some(&raw), compressed, version, &context)?;
-            Ok(Decoded { body: FingerprintedBody::new(body) })
+            Ok(FingerprintedBody::new(body))
         };
         if off_thread {
             // One off-thread decode per core at a time: more would only queue threads and memory.
@@ -208,4 +168,48 @@ impl Dispatcher {
             acl.refused(origin.peer, req, reason, why);
         }
     }
+}
+
+/// The registration REGISTER_BROKER header `h` and decoded `body` ask for, from connection `conn`
+/// in a request of MQVersion `version`, signed by `access_key`.
+fn registration(
+    h: RegisterBrokerHeader,
+    conn: ConnId,
+    version: i32,
+    body: FingerprintedBody,
+    access_key: Option<String>,
+) -> Registration {
+    Registration {
+        conn,
+        version,
+        cluster: h.cluster_name,
+        addr: h.broker_addr,
+        broker_name: h.broker_name,
+        broker_id: h.broker_id,
+        ha_server_addr: h.ha_server_addr,
+        zone_name: h.zone_name,
+        timeout_ms: h.heartbeat_timeout_millis.map(|ms| ms.max(0) as u64),
+        enable_acting_master: h.enable_acting_master,
+        body,
+        access_key,
+    }
+}
+
+/// What REGISTER_BROKER answers: the group's master and its HA address in extFields, with the
+/// ORDER_TOPIC_CONFIG table as the body; a refusal with extFields too, as Java attaches the
+/// response header before deciding.
+fn register_reply(registered: Registered) -> RemotingCommand {
+    let Registered::Accepted(outcome) = registered else {
+        let refused = RequestError::RegisterFailed;
+        let response = RemotingCommand::response(refused.code(), Some(refused.to_string()));
+        return RemotingCommand { ext_fields: Some(ExtFields::new()), ..response };
+    };
+    let mut ext = ExtFields::new();
+    if let Some(master) = outcome.master_addr {
+        ext.insert("masterAddr", master);
+    }
+    if let Some(ha) = outcome.ha_server_addr {
+        ext.insert("haServerAddr", ha);
+    }
+    RemotingCommand { ext_fields: Some(ext), body: outcome.order_topic_config, ..success() }
 }

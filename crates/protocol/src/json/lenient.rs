@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer};
 use serde::Deserialize;
@@ -60,62 +61,116 @@ pub fn int_key_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<i64, i64>
 /// Strings are skipped, so digits inside values are untouched; input without bare keys is
 /// returned borrowed, at the cost of one scan.
 pub fn quote_bare_keys(input: &[u8]) -> Cow<'_, [u8]> {
-    let mut out: Option<Vec<u8>> = None;
-    let mut copied = 0;
-    let mut nesting: Vec<u8> = Vec::new();
-    let mut in_string = false;
-    let mut expect_key = false;
-    let mut i = 0;
-    while i < input.len() {
-        let b = input[i];
-        if in_string {
-            match b {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
-        match b {
-            b'"' => {
-                in_string = true;
-                expect_key = false;
-            }
-            b'{' | b'[' => {
-                nesting.push(b);
-                expect_key = b == b'{';
-            }
-            b'}' | b']' => {
-                nesting.pop();
-                expect_key = false;
-            }
-            b',' => expect_key = nesting.last() == Some(&b'{'),
-            b' ' | b'\t' | b'\r' | b'\n' => {}
-            b'-' | b'0'..=b'9' if expect_key => {
-                let end = i + 1 + input[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-                let after = end + input[end..].iter().take_while(|c| c.is_ascii_whitespace()).count();
-                if input.get(after) == Some(&b':') {
-                    let buf = out.get_or_insert_with(|| Vec::with_capacity(input.len() + 16));
-                    buf.extend_from_slice(&input[copied..i]);
-                    buf.push(b'"');
-                    buf.extend_from_slice(&input[i..end]);
-                    buf.push(b'"');
-                    copied = end;
+    let mut quoted = Quoted::borrowing(input);
+    for key in BareKeys::of(input) {
+        quoted.quote(key);
+    }
+    quoted.finish()
+}
+
+/// The bare integer object keys of a JSON text (`0` and `-2` in `{0:"a",-2:3}`) as byte ranges,
+/// found in one pass that follows strings and nesting and parses nothing else.
+struct BareKeys<'a> {
+    input: &'a [u8],
+    at: usize,
+    /// The open `{` and `[` around `at`.
+    nesting: Vec<u8>,
+    in_string: bool,
+    /// True where an object key may start: after `{` or after a `,` inside an object.
+    expect_key: bool,
+}
+
+impl<'a> BareKeys<'a> {
+    fn of(input: &'a [u8]) -> Self {
+        BareKeys { input, at: 0, nesting: Vec::new(), in_string: false, expect_key: false }
+    }
+
+    /// The end of the integer starting at `start`, and whether a `:` follows it (after any
+    /// whitespace), making it a key.
+    fn integer_at(&self, start: usize) -> (usize, bool) {
+        let input = self.input;
+        let end = start + 1 + input[start + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let after = end + input[end..].iter().take_while(|c| c.is_ascii_whitespace()).count();
+        (end, input.get(after) == Some(&b':'))
+    }
+}
+
+impl Iterator for BareKeys<'_> {
+    type Item = Range<usize>;
+
+    fn next(&mut self) -> Option<Range<usize>> {
+        while let Some(&b) = self.input.get(self.at) {
+            let start = self.at;
+            self.at += 1;
+            if self.in_string {
+                match b {
+                    b'\\' => self.at += 1,
+                    b'"' => self.in_string = false,
+                    _ => {}
                 }
-                expect_key = false;
-                i = end;
                 continue;
             }
-            _ => expect_key = false,
+            match b {
+                b'"' => {
+                    self.in_string = true;
+                    self.expect_key = false;
+                }
+                b'{' | b'[' => {
+                    self.nesting.push(b);
+                    self.expect_key = b == b'{';
+                }
+                b'}' | b']' => {
+                    self.nesting.pop();
+                    self.expect_key = false;
+                }
+                b',' => self.expect_key = self.nesting.last() == Some(&b'{'),
+                b' ' | b'\t' | b'\r' | b'\n' => {}
+                b'-' | b'0'..=b'9' if self.expect_key => {
+                    self.expect_key = false;
+                    let (end, is_key) = self.integer_at(start);
+                    self.at = end;
+                    if is_key {
+                        return Some(start..end);
+                    }
+                }
+                _ => self.expect_key = false,
+            }
         }
-        i += 1;
+        None
     }
-    match out {
-        None => Cow::Borrowed(input),
-        Some(mut buf) => {
-            buf.extend_from_slice(&input[copied..]);
-            Cow::Owned(buf)
+}
+
+/// A text with quotes put around some of its ranges, copied only when the first is quoted.
+struct Quoted<'a> {
+    input: &'a [u8],
+    /// The copy, once a range has been quoted: `input[..copied]` with its quotes.
+    out: Option<Vec<u8>>,
+    copied: usize,
+}
+
+impl<'a> Quoted<'a> {
+    fn borrowing(input: &'a [u8]) -> Self {
+        Quoted { input, out: None, copied: 0 }
+    }
+
+    /// Quotes `range`, which starts at or after the end of the range quoted before it.
+    fn quote(&mut self, range: Range<usize>) {
+        let input = self.input;
+        let out = self.out.get_or_insert_with(|| Vec::with_capacity(input.len() + 16));
+        out.extend_from_slice(&input[self.copied..range.start]);
+        out.push(b'"');
+        out.extend_from_slice(&input[range.clone()]);
+        out.push(b'"');
+        self.copied = range.end;
+    }
+
+    fn finish(self) -> Cow<'a, [u8]> {
+        match self.out {
+            None => Cow::Borrowed(self.input),
+            Some(mut out) => {
+                out.extend_from_slice(&self.input[self.copied..]);
+                Cow::Owned(out)
+            }
         }
     }
 }
