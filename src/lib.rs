@@ -12,7 +12,8 @@
 //! - [`registry`]: the `RouteRegistry` actor owning every route table (`tables`, which alone
 //!   changes them and keeps the cached bodies right), liveness entries (`live`), registration
 //!   (`register`), removal and heartbeats (`liveness`), admin changes (`admin`), what a
-//!   route query sees (`view`, `cache`), and when a route snapshot is due (`snapshot_pace`).
+//!   route query sees (`view`, `cache`), the expiry tick and its punctuality (`expiry`, `stall`,
+//!   `timers`), and when a route snapshot is due (`snapshot_pace`).
 //! - [`warm`]: warm restart: the route snapshot file read back at start and written by a
 //!   thread of its own while serving, outside the registry.
 //! - [`service`]: the services behind the listeners, each owning its request codes: the

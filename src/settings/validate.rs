@@ -2,104 +2,92 @@
 
 use super::{addr, Settings, SettingsError, TlsMode};
 
+/// The NameServer's numbers held to a range from every source: (key, least, most).
+const RANGES: &[(&str, u64, u64)] = &[
+    ("scan_interval_ms", 1, u64::MAX),
+    ("expiry_guard_percent", 0, 100),
+    ("idle_timeout_secs", 1, u64::MAX),
+    ("max_frame_bytes", 1024, i32::MAX as u64),
+    ("max_inflated_body_bytes", 1024, i32::MAX as u64),
+    ("max_in_flight_per_connection", 1, u64::MAX),
+    ("notify_max_in_flight", 1, u64::MAX),
+    ("notify_max_per_second", 1, u64::MAX),
+    ("frame_receive_timeout_secs", 1, u64::MAX),
+    ("max_topics_per_broker", 1, u64::MAX),
+    ("io_threads", 0, 1024),
+    ("runtime_min_broker_timeout_ms", 1_000, 86_400_000),
+    ("first_byte_timeout_ms", 100, u64::MAX),
+    ("frame_progress_timeout_ms", 100, u64::MAX),
+    ("reply_drain_timeout_ms", 100, u64::MAX),
+    ("peer_share_percent", 1, 100),
+    ("broker_reserve_percent", 0, 50),
+    ("http_max_connections", 1, 4096),
+    ("http_idle_timeout_ms", 100, u64::MAX),
+    ("max_heartbeat_timeout_ms", 1_000, u64::MAX),
+    ("tls_handshake_timeout_ms", 1, u64::MAX),
+];
+
+/// Why a number is outside `min..=max`.
+fn range_reason(min: u64, max: u64) -> String {
+    match (min, max) {
+        (min, u64::MAX) => format!("must be at least {min}"),
+        (0, max) => format!("must be at most {max}"),
+        (min, max) => format!("must be between {min} and {max}"),
+    }
+}
+
 impl Settings {
-    /// Checks ranges the types cannot express.
+    /// Checks what the types cannot express: every number in its range ([`RANGES`], and the
+    /// runtime keys' wire ranges), the relations between settings, the addresses and the log
+    /// filter, what access control and TLS need, and the controller's own.
     pub fn validate(&self) -> Result<(), SettingsError> {
-        let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
-        if let Err(e) = addr::check_host(&self.listen.bind_address) {
-            return Err(SettingsError::Invalid { key: "bind_address", reason: e.to_string() });
+        let values = serde_json::to_value(self).unwrap_or_default();
+        for (key, min, max) in RANGES {
+            if values.get(*key).and_then(|v| v.as_u64()).is_some_and(|v| !(*min..=*max).contains(&v)) {
+                return Err(SettingsError::Invalid { key, reason: range_reason(*min, *max) });
+            }
         }
-        if self.routing.scan_interval_ms == 0 {
-            return invalid("scan_interval_ms", "must be at least 1");
-        }
-        if self.routing.expiry_guard_percent > 100 {
-            return invalid("expiry_guard_percent", "must be between 0 and 100");
-        }
-        if self.listen.idle_timeout_secs == 0 {
-            return invalid("idle_timeout_secs", "must be at least 1");
-        }
-        if !(1024..=(i32::MAX as usize)).contains(&self.limits.max_frame_bytes) {
-            return invalid("max_frame_bytes", "must be between 1024 and 2147483647");
-        }
-        if !(1024..=(i32::MAX as usize)).contains(&self.limits.max_inflated_body_bytes) {
-            return invalid("max_inflated_body_bytes", "must be between 1024 and 2147483647");
-        }
-        if self.limits.write_buffer_low_bytes >= self.limits.write_buffer_high_bytes {
-            return invalid("write_buffer_low_bytes", "must be below write_buffer_high_bytes");
-        }
-        if self.limits.max_in_flight_per_connection == 0 {
-            return invalid("max_in_flight_per_connection", "must be at least 1");
-        }
-        if self.routing.notify_max_in_flight == 0 || self.routing.notify_max_per_second == 0 {
-            return invalid(
-                "notify_max_in_flight",
-                "notify_max_in_flight and notify_max_per_second must be at least 1",
-            );
-        }
-        if self.limits.frame_budget_bytes < self.limits.max_frame_bytes {
-            return invalid("frame_budget_bytes", "must hold at least one frame of max_frame_bytes");
-        }
-        if self.limits.frame_receive_timeout_secs == 0 {
-            return invalid("frame_receive_timeout_secs", "must be at least 1");
-        }
-        if self.limits.max_topics_per_broker == 0 {
-            return invalid("max_topics_per_broker", "must be at least 1");
-        }
-        if self.limits.kv_max_value_bytes == 0 || self.limits.kv_max_value_bytes > self.limits.kv_max_store_bytes {
-            return invalid("kv_max_value_bytes", "must be at least 1 and at most kv_max_store_bytes");
-        }
-        if !self.observe.http_listen.trim().is_empty()
-            && addr::split_host_port(self.observe.http_listen.trim()).is_err()
-        {
-            return invalid("http_listen", "must be host:port (brackets around an IPv6 host), or empty");
-        }
-        if let Err(error) = log_filter_directives(&self.observe.log_filter) {
-            return Err(SettingsError::Invalid { key: "log_filter", reason: error.to_string() });
-        }
-        if self.listen.io_threads > 1024 {
-            return invalid("io_threads", "must be at most 1024 (0: one per core)");
-        }
-        self.validate_bounds()?;
+        self.validate_runtime_floors()?;
+        self.validate_relations()?;
+        self.validate_text()?;
         self.validate_security()?;
         self.controller.validate()
     }
 
-    /// The bounds on what peers can make the server hold or do.
-    fn validate_bounds(&self) -> Result<(), SettingsError> {
+    /// Settings bounded by others.
+    fn validate_relations(&self) -> Result<(), SettingsError> {
         let invalid = |key, reason: &str| Err(SettingsError::Invalid { key, reason: reason.to_owned() });
-        if !super::update::BROKER_TIMEOUT_RANGE_MS.contains(&self.routing.runtime_min_broker_timeout_ms) {
-            return invalid("runtime_min_broker_timeout_ms", "must be between 1000 and 86400000");
+        let limits = &self.limits;
+        if limits.write_buffer_low_bytes >= limits.write_buffer_high_bytes {
+            return invalid("write_buffer_low_bytes", "must be below write_buffer_high_bytes");
         }
-        for (key, ms) in [
-            ("first_byte_timeout_ms", self.limits.first_byte_timeout_ms),
-            ("frame_progress_timeout_ms", self.limits.frame_progress_timeout_ms),
-            ("reply_drain_timeout_ms", self.limits.reply_drain_timeout_ms),
-        ] {
-            if ms < 100 {
-                return invalid(key, "must be at least 100");
-            }
-        }
-        if !(1..=100).contains(&self.limits.peer_share_percent) {
-            return invalid("peer_share_percent", "must be between 1 and 100");
-        }
-        if self.limits.broker_reserve_percent > 50 {
-            return invalid("broker_reserve_percent", "must be at most 50");
-        }
-        self.validate_runtime_floors()?;
-        if !(1..=4096).contains(&self.observe.http_max_connections) {
-            return invalid("http_max_connections", "must be between 1 and 4096");
-        }
-        if self.observe.http_idle_timeout_ms < 100 {
-            return invalid("http_idle_timeout_ms", "must be at least 100");
-        }
-        if self.routing.max_heartbeat_timeout_ms < 1_000 {
-            return invalid("max_heartbeat_timeout_ms", "must be at least 1000");
-        }
-        if self.limits.write_buffer_max_bytes < self.limits.write_buffer_high_bytes {
+        if limits.write_buffer_max_bytes < limits.write_buffer_high_bytes {
             return invalid("write_buffer_max_bytes", "must be at least write_buffer_high_bytes");
         }
-        if self.limits.reply_budget_bytes < self.limits.write_buffer_high_bytes {
+        if limits.reply_budget_bytes < limits.write_buffer_high_bytes {
             return invalid("reply_budget_bytes", "must be at least write_buffer_high_bytes");
+        }
+        if limits.frame_budget_bytes < limits.max_frame_bytes {
+            return invalid("frame_budget_bytes", "must hold at least one frame of max_frame_bytes");
+        }
+        if limits.kv_max_value_bytes == 0 || limits.kv_max_value_bytes > limits.kv_max_store_bytes {
+            return invalid("kv_max_value_bytes", "must be at least 1 and at most kv_max_store_bytes");
+        }
+        Ok(())
+    }
+
+    /// Addresses and the log filter, parsed as they will be used.
+    fn validate_text(&self) -> Result<(), SettingsError> {
+        if let Err(e) = addr::check_host(&self.listen.bind_address) {
+            return Err(SettingsError::Invalid { key: "bind_address", reason: e.to_string() });
+        }
+        let http = self.observe.http_listen.trim();
+        if !http.is_empty() && addr::split_host_port(http).is_err() {
+            let reason = "must be host:port (brackets around an IPv6 host), or empty".to_owned();
+            return Err(SettingsError::Invalid { key: "http_listen", reason });
+        }
+        if let Err(error) = log_filter_directives(&self.observe.log_filter) {
+            return Err(SettingsError::Invalid { key: "log_filter", reason: error.to_string() });
         }
         Ok(())
     }
@@ -133,9 +121,6 @@ impl Settings {
             if self.tls.tls_key_file.trim().is_empty() {
                 return invalid("tls_key_file", "must name a PEM private key file when tls_mode is not disabled");
             }
-        }
-        if self.tls.tls_handshake_timeout_ms == 0 {
-            return invalid("tls_handshake_timeout_ms", "must be at least 1");
         }
         Ok(())
     }
