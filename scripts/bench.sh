@@ -241,9 +241,12 @@ for round in $(seq "$ROUNDS"); do
     # only frames, parses headers and answers a fixed body of the size namesrv's replies had.
     # LIMIT_PAIRS pairs a round, each pair's first server alternating, so neither always meets the
     # host just after the other; canned answers with the body size namesrv's last run measured.
+    # With BASELINE, the earlier build runs after each pair, against the same canned run.
     for pair in $(seq "$LIMIT_PAIRS"); do
         order=(namesrv canned)
         (( (round + pair) % 2 )) && order=(canned namesrv)
+        # With an earlier build, it runs in each pair too: its own ratio to the same limit.
+        [ -n "${BASELINE:-}" ] && order+=(baseline)
         for server in "${order[@]}"; do
             start=(1) about=""
             if [ "$server" = canned ]; then

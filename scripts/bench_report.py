@@ -228,7 +228,10 @@ def limit(records):
            "(from /proc/stat): where it is high, a run measures the host more than the server.", "",
            "| server | route QPS | vs the limit | per pair, in run order | p99 µs | server CPU % | host steal % per run |",
            "|---|---:|---:|---|---:|---:|---|"]
-    for label, text in (("namesrv", "namesrv, io_threads 1"), ("canned", "canned (the limit)")):
+    earlier = f"earlier build {os.environ.get('BASELINE_LABEL', 'baseline')}, io_threads 1"
+    for label, text in (("namesrv", "namesrv, io_threads 1"), ("baseline", earlier), ("canned", "canned (the limit)")):
+        if not any(r["server"] == label for r in runs):
+            continue
         rs = [r for r in runs if r["server"] == label]
         ratio, per_round = ratio_cells(round_ratios(runs, "route.per_second", label, "canned"))
         steal = ", ".join(f"{r['steal_percent']:.0f}" for r in sorted(rs, key=run_key) if "steal_percent" in r)
