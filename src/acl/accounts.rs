@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ipnet::IpNet;
+
+use crate::settings::addr::parse_net;
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -181,12 +183,6 @@ impl Accounts {
 fn allowed(list: &[IpNet], ip: IpAddr) -> bool {
     let ip = ip.to_canonical();
     list.is_empty() || list.iter().any(|net| net.contains(&ip))
-}
-
-/// A CIDR block, or a single address.
-fn parse_net(entry: &str) -> Option<IpNet> {
-    let entry = entry.trim();
-    entry.parse::<IpNet>().ok().or_else(|| entry.parse::<IpAddr>().ok().map(IpNet::from))
 }
 
 /// The file as written.

@@ -142,6 +142,13 @@ pub enum Denied {
     /// An admin code over plain TCP with `acl_admin_requires_tls` on.
     #[error("request code {0} is an admin code: accepted over TLS only (acl_admin_requires_tls)")]
     AdminNeedsTls(i32),
+    /// A request that changes the controller from outside loopback and `controller_admin_networks`,
+    /// with access control off.
+    #[error(
+        "request code {code} changes the controller: with access control off it is accepted from loopback only \
+         (this connection is from {peer}); list the admin hosts in controller_admin_networks, or turn acl_enabled on"
+    )]
+    ProtectedMode { code: i32, peer: IpAddr },
     /// A broker code whose `brokerAddr` is not on the peer's IP, with
     /// `acl_broker_addr_matches_peer` on.
     #[error("brokerAddr {addr} is not on this connection's address {peer} (acl_broker_addr_matches_peer)")]
@@ -163,6 +170,7 @@ impl Denied {
             Denied::WrongClientCertificate(_) => "wrong_client_certificate",
             Denied::AdminNeedsTls(_) => "admin_needs_tls",
             Denied::BrokerAddrNotPeer { .. } => "broker_addr_not_peer",
+            Denied::ProtectedMode { .. } => "protected_mode",
         }
     }
 }

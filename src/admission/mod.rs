@@ -11,11 +11,14 @@ pub mod rules;
 use std::sync::Arc;
 use std::time::Instant;
 
+use ipnet::IpNet;
+
 use crate::acl::verify::{Access, Denied};
 use crate::acl::{Acl, Caller};
 use crate::origin::Origin;
 use crate::peers::PeerRates;
 use crate::protocol::RemotingCommand;
+use crate::settings::addr::parse_nets;
 use crate::settings::Settings;
 use rules::TransportRules;
 
@@ -29,6 +32,10 @@ pub struct Guard {
     /// The field announcing the sender's own broker address, held to the peer's IP where the
     /// rules say so.
     pub announced_addr: Option<&'static str>,
+    /// It changes the service's state beyond what brokers send (a configuration change,
+    /// cleaning, an election an admin designates): with access control off, taken from
+    /// loopback and the admin networks only (protected mode).
+    pub changes_service: bool,
 }
 
 /// The checks every request passes before a service handles it.
@@ -36,6 +43,9 @@ pub struct Guard {
 pub struct Gate {
     /// Access control, when on.
     acl: Option<Arc<Acl>>,
+    /// Where requests that change a service may come from while access control is off,
+    /// besides loopback.
+    admin_networks: Vec<IpNet>,
     /// How signed requests must arrive.
     rules: TransportRules,
     /// Each source address's pace of costly requests.
@@ -46,8 +56,11 @@ impl Gate {
     /// A gate with access control `acl` (when on), the rules and pace `settings` give.
     pub fn new(acl: Option<Arc<Acl>>, settings: &Settings) -> Self {
         let per_second = settings.limits.costly_requests_per_second_per_peer;
+        // Checked when the settings were validated.
+        let admin_networks = parse_nets(&settings.controller.controller_admin_networks).unwrap_or_default();
         Gate {
             acl,
+            admin_networks,
             rules: TransportRules::of(settings),
             pacing: PeerRates::new(per_second, per_second.saturating_mul(2)),
         }
@@ -55,7 +68,7 @@ impl Gate {
 
     /// A gate that admits everything at once (no access control, no pace): for tests and tools.
     pub fn open() -> Self {
-        Gate { acl: None, rules: TransportRules::default(), pacing: PeerRates::new(0, 0) }
+        Gate { acl: None, admin_networks: Vec::new(), rules: TransportRules::default(), pacing: PeerRates::new(0, 0) }
     }
 
     /// Access control, when on.
@@ -73,6 +86,9 @@ impl Gate {
     /// protected (unchecked otherwise), and that it arrived as the rules require. A refusal is
     /// counted and logged (rate-limited).
     pub fn admit(&self, origin: &Origin, req: &RemotingCommand, guard: &Guard) -> Result<Caller, Denied> {
+        if self.acl.is_none() && guard.changes_service {
+            self.protected_mode(origin, req)?;
+        }
         let Some(acl) = self.acl.as_ref().filter(|acl| acl.protects(guard.access.protection)) else {
             return Ok(Caller::Unchecked);
         };
@@ -80,6 +96,17 @@ impl Gate {
             .verify(origin, req, &guard.access)
             .and_then(|account| self.rules.check(origin, req, guard).map(|()| account));
         checked.map(Caller::Verified).inspect_err(|denied| acl.refused(origin.peer, req, denied.reason(), denied))
+    }
+
+    /// With access control off, a request that changes a service is taken from loopback and the
+    /// admin networks only (as Redis's protected mode does): no unauthenticated host elsewhere
+    /// turns on unclean elections or cleans a group.
+    fn protected_mode(&self, origin: &Origin, req: &RemotingCommand) -> Result<(), Denied> {
+        let peer = origin.peer.ip().to_canonical();
+        if peer.is_loopback() || self.admin_networks.iter().any(|net| net.contains(&peer)) {
+            return Ok(());
+        }
+        Err(Denied::ProtectedMode { code: req.code, peer })
     }
 
     /// Waits for this source address's turn at a costly request (its own pace: a peer

@@ -20,8 +20,9 @@ use crate::protocol::controller::response::MasterFields;
 use crate::ratelog::RateLimit;
 use namesrv_controller_core::decide::Answer;
 use namesrv_controller_core::failover;
+use namesrv_controller_core::liveness::Gone;
 use namesrv_controller_core::liveness::Inactivity;
-use namesrv_controller_core::liveness::{Gone, DEFAULT_TIMEOUT};
+use namesrv_controller_core::ownership;
 
 /// The next liveness deadline fell due.
 #[derive(Message)]
@@ -45,8 +46,19 @@ fn full_warnings() -> &'static RateLimit {
 }
 
 impl Apply<Controller> for BrokerHeartbeat {
-    fn apply(self, controller: &mut Controller) {
+    fn apply(mut self, controller: &mut Controller) {
         let now = controller.now();
+        let (least, most) = controller.options.heartbeat_timeouts;
+        self.beat.timeout = self.beat.timeout.clamp(least, most);
+        let admitted = {
+            let applied = controller.machine.lock();
+            ownership::admit_beat(&applied.tables, &controller.owners, &self.beat, self.conn, now)
+        };
+        if let Err(not_owner) = admitted {
+            return controller.refused_speaker(&not_owner);
+        }
+        let (key, timeout, account) = (&self.beat.key, self.beat.timeout, self.account.as_deref());
+        let _ = controller.owners.claim(key, self.conn, account, (now, timeout));
         if let Err(full) = controller.live.heartbeat(self.beat, self.conn, now) {
             if let Some(suppressed) = full_warnings().admit() {
                 warn!(max = full.max, suppressed, "controller liveness table full: heartbeat of a new broker dropped");
@@ -59,6 +71,7 @@ impl Apply<Controller> for BrokerHeartbeat {
 
 impl Apply<Controller> for ChannelClosed {
     fn apply(self, controller: &mut Controller) {
+        controller.owners.release(self.conn);
         let gone = controller.live.connection_closed(self.conn);
         controller.inactive(gone, Inactivity::ConnectionClosed);
     }
@@ -139,8 +152,7 @@ impl Controller {
     fn trigger_election(&mut self, name: &str, cause: ElectionCause) {
         let now = self.now();
         let (cause, since) = self.lost.get(name).copied().unwrap_or((cause, now));
-        let warm_up = self.live.longest_timeout().unwrap_or(DEFAULT_TIMEOUT);
-        let ready = self.serving(now) && failover::warmed_up(self.started_at, now, warm_up);
+        let ready = self.serving(now) && failover::warmed_up(self.started_at, now, self.options.election_warm_up);
         if !ready || !self.electing.insert(name.to_owned()) {
             return;
         }

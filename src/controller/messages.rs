@@ -8,6 +8,7 @@ use tokio::sync::oneshot;
 
 use super::raft::Peer;
 use crate::origin::ConnId;
+use crate::peers::PeerKey;
 use crate::protocol::controller::response::MetadataResponse;
 use crate::request;
 use namesrv_controller_core::decide::{Answer, Op, Refusal};
@@ -75,12 +76,33 @@ impl ElectionCause {
 /// What a request to the controller's state comes to.
 pub type Outcome = Result<Answer, Failure>;
 
+/// Who sent a request or heartbeat: its connection, the account that signed it (when access
+/// control checked one), and its source (what its share of the controller is counted by).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Speaker {
+    /// The connection.
+    pub conn: ConnId,
+    /// The signing account.
+    pub account: Option<String>,
+    /// The source, as shares are counted.
+    pub source: PeerKey,
+}
+
+impl Speaker {
+    /// The server itself (its own requests and tests).
+    pub fn server() -> Self {
+        Speaker { conn: ConnId::SERVER, account: None, source: PeerKey::from(std::net::IpAddr::from([127, 0, 0, 1])) }
+    }
+}
+
 /// A request to the state machine: decided on the serving leader, committed first when it
 /// changes anything, answered through the receiver the actor returns.
 #[derive(Debug)]
 pub struct Submit {
     pub conn: ConnId,
     pub op: Op,
+    /// Who sent it.
+    pub from: Speaker,
 }
 request!(Submit, oneshot::Receiver<Outcome>);
 
@@ -89,6 +111,8 @@ request!(Submit, oneshot::Receiver<Outcome>);
 pub struct BrokerHeartbeat {
     pub conn: ConnId,
     pub beat: Beat,
+    /// The account that signed it, when access control checked one.
+    pub account: Option<String>,
 }
 request!(BrokerHeartbeat, ());
 

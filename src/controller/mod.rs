@@ -17,6 +17,7 @@ pub mod messages;
 pub mod options;
 pub mod overview;
 pub mod raft;
+mod speakers;
 #[cfg(test)]
 mod timing;
 mod writes;
@@ -34,9 +35,11 @@ use crate::mailbox::Mailbox;
 use crate::metrics::Metrics;
 use crate::notifier::NotifierHandle;
 use crate::origin::ConnId;
+use crate::peers::PeerKey;
 use crate::settings::Settings;
 use leader::RaftView;
 use namesrv_controller_core::liveness::LiveTable;
+use namesrv_controller_core::ownership::Owners;
 pub use options::ControllerOptions;
 use raft::log::{LogStore, StoreError};
 use raft::machine::Machine;
@@ -117,6 +120,10 @@ pub struct Controller {
     log: Option<LogStore>,
     /// Which brokers are alive, as this node sees it.
     live: LiveTable<ConnId>,
+    /// Which connection speaks for which replica, as this node sees it.
+    owners: Owners<ConnId>,
+    /// How many requests each source has waiting.
+    pending_from: HashMap<PeerKey, usize>,
     /// What Raft last said about this node.
     role: RaftView,
     /// The term this node leads and has its first commit applied in: it serves then only.
@@ -166,6 +173,8 @@ impl Controller {
             machine: store.machine,
             log: Some(store.log),
             live,
+            owners: Owners::default(),
+            pending_from: HashMap::new(),
             role: RaftView::default(),
             ready_term: None,
             readying: None,

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use namesrv_controller_core::liveness::DEFAULT_TIMEOUT;
+
 use super::raft::{node_id, Peer};
 
 /// The controller's options.
@@ -40,6 +42,12 @@ pub struct ControllerOptions {
     pub sweep_interval: Duration,
     /// Most brokers the liveness table holds.
     pub max_live_brokers: usize,
+    /// How long a new leader starts no election of its own.
+    pub election_warm_up: Duration,
+    /// The range a broker's heartbeat timeout is clamped to.
+    pub heartbeat_timeouts: (Duration, Duration),
+    /// The share of the write queue one source may hold, in percent.
+    pub source_share_percent: u32,
 }
 
 impl ControllerOptions {
@@ -51,6 +59,19 @@ impl ControllerOptions {
     /// The address of peer `id`, when it is configured.
     pub fn peer(&self, id: u64) -> Option<&Peer> {
         self.peers.iter().find(|p| node_id(&p.name) == id)
+    }
+
+    /// The most requests one source may have waiting, of `max`.
+    pub fn source_share(&self, max: usize) -> usize {
+        (max * self.source_share_percent as usize / 100).max(1)
+    }
+
+    /// A broker's asked heartbeat timeout (ms; absent or not positive: Java's default) in the
+    /// clamped range.
+    pub fn heartbeat_timeout(&self, asked_ms: Option<i64>) -> Duration {
+        let (least, most) = self.heartbeat_timeouts;
+        let asked = asked_ms.filter(|ms| *ms > 0).map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms as u64));
+        asked.clamp(least, most)
     }
 
     /// `id:addr;` per peer, as 1005 lists them.
@@ -105,6 +126,9 @@ impl ControllerOptions {
             elect_max_retries: c.controller_elect_master_max_retry_count,
             sweep_interval: ms(c.controller_scan_inactive_master_interval_ms),
             max_live_brokers: c.controller_max_live_brokers,
+            election_warm_up: ms(c.controller_election_warm_up_ms),
+            heartbeat_timeouts: (Duration::from_secs(1), ms(c.controller_max_heartbeat_timeout_ms)),
+            source_share_percent: settings.limits.peer_share_percent,
         })
     }
 

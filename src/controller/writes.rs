@@ -13,16 +13,18 @@ use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
 use super::figures::{election_result, request_cause};
-use super::messages::{ElectionCause, Failure, Outcome, Submit};
+use super::messages::{ElectionCause, Failure, Outcome, Speaker, Submit};
 use super::Controller;
 use crate::mailbox::Apply;
-use namesrv_controller_core::decide::{decide, Answer, DecideOptions, Decision, Op};
+use namesrv_controller_core::decide::{decide, Answer, DecideOptions, Decision, Op, Refusal};
+use namesrv_controller_core::ownership;
 use namesrv_controller_core::{Applied, Command};
+use namesrv_protocol::controller::ControllerResponseCode as Code;
 
 /// Something waiting for its turn.
 pub(super) enum Pending {
-    /// A request from a connection, answered through `reply`.
-    Request { op: Op, reply: oneshot::Sender<Outcome> },
+    /// A request from `from`, answered through `reply`.
+    Request { op: Op, reply: oneshot::Sender<Outcome>, from: Speaker },
     /// An election the controller starts for a group whose master went away (at `since`).
     Elect { name: String, attempt: u32, cause: ElectionCause, since: Instant },
 }
@@ -42,10 +44,16 @@ impl Apply<Controller> for Submit {
     fn apply(self, controller: &mut Controller) -> oneshot::Receiver<Outcome> {
         let (reply, answer) = oneshot::channel();
         let waiting = controller.queue.len() + usize::from(controller.in_flight.is_some());
-        if waiting >= controller.options.max_pending_writes {
+        let max = controller.options.max_pending_writes;
+        let theirs = controller.pending_from.get(&self.from.source).copied().unwrap_or(0);
+        if waiting >= max {
             let _ = reply.send(Err(Failure::Busy(waiting)));
+        } else if theirs >= controller.options.source_share(max) {
+            // One source's share of the queue: a source pipelining requests waits on its own.
+            let _ = reply.send(Err(Failure::Busy(theirs)));
         } else {
-            controller.queue.push_back(Pending::Request { op: self.op, reply });
+            *controller.pending_from.entry(self.from.source).or_default() += 1;
+            controller.queue.push_back(Pending::Request { op: self.op, reply, from: self.from });
             controller.process_queue();
         }
         answer
@@ -67,9 +75,24 @@ impl Controller {
                 Pending::Elect { name, .. } => Op::ElectMaster { name: name.clone(), requester: -1, designate: false },
             };
             let options = DecideOptions { elect_unclean: self.options.elect_unclean_master };
-            let Decision { event, answer } = {
+            let decided = {
                 let applied = self.machine.lock();
-                decide(&applied.tables, &op, &self.live.at(now), options)
+                let speaker = match &pending {
+                    Pending::Request { from, .. } => {
+                        ownership::check(&applied.tables, &self.owners, &op, from.conn, now)
+                    }
+                    Pending::Elect { .. } => Ok(()),
+                };
+                speaker.map(|()| decide(&applied.tables, &op, &self.live.at(now), options))
+            };
+            let Decision { event, answer } = match decided {
+                Ok(decision) => decision,
+                Err(not_owner) => {
+                    self.refused_speaker(&not_owner);
+                    let refusal = Refusal { code: Code::InvalidRequest, remark: not_owner.to_string() };
+                    finish(pending, Err(Failure::Refused(refusal)), self);
+                    continue;
+                }
             };
             let answer = answer.map_err(Failure::Refused);
             let Some(event) = event else {
@@ -104,10 +127,12 @@ impl Controller {
     }
 }
 
-/// Answers `pending` with `outcome`; for the controller's own elections, what follows.
+/// Answers `pending` with `outcome`; for the controller's own elections, what follows. A
+/// request answered speaks for its replica: its connection owns it from now on.
 fn finish(pending: Pending, outcome: Outcome, controller: &mut Controller) {
     match pending {
-        Pending::Request { op, reply } => {
+        Pending::Request { op, reply, from } => {
+            controller.settle_speaker(&from, &op, &outcome);
             if let Op::ElectMaster { name, requester, designate } = &op {
                 if let Ok(Answer::Elected { master, body }) = &outcome {
                     controller.notify_role_change(name, master, body);

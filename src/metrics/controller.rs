@@ -4,7 +4,9 @@
 //! OpenTelemetry metrics (`ControllerMetricsManager`'s `role` gauge and `elect_total`); these
 //! are the Prometheus side of the same figures, updated from openraft's metrics as they change.
 
+use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
@@ -23,11 +25,21 @@ pub struct RaftSample {
     pub applied: u64,
 }
 
+/// Why the controller refused a request or heartbeat it took no action on, as counted.
+pub const REFUSALS: [&str; 4] = ["bound_elsewhere", "not_heard", "unknown_replica", "queue_share"];
+
+/// The `reason` label of a refusal.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: &'static str,
+}
+
 /// The controller's figures; zero (and never changed) when no controller runs.
 #[derive(Debug, Default)]
 pub struct ControllerFigures {
     /// Elections, failovers and broker groups.
     pub elections: ElectionFigures,
+    refused: Family<ReasonLabel, Counter>,
     leader: Gauge,
     leader_known: Gauge,
     term: Gauge,
@@ -45,7 +57,17 @@ impl ControllerFigures {
         c.register("raft_applied_index", "Index of the last committed entry applied here", self.applied.clone());
         let changes = self.leader_changes.clone();
         c.register("raft_leader_changes", "Times this peer saw another Raft leader named", changes);
+        for reason in REFUSALS {
+            drop(self.refused.get_or_create(&ReasonLabel { reason }));
+        }
+        let refused = self.refused.clone();
+        c.register("refused", "Requests and heartbeats refused for what they claimed, by reason", refused);
         self.elections.register(c);
+    }
+
+    /// Counts a refusal for `reason` (one of [`REFUSALS`]).
+    pub fn refused(&self, reason: &'static str) {
+        self.refused.get_or_create(&ReasonLabel { reason }).inc();
     }
 
     /// Records `now`, counting a leader change when a leader other than `before`'s is named.

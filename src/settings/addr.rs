@@ -4,6 +4,8 @@
 use std::io;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
+use ipnet::IpNet;
+
 use thiserror::Error;
 
 /// An address that does not parse.
@@ -70,6 +72,24 @@ pub fn resolve(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
         return Err(io::Error::new(io::ErrorKind::NotFound, format!("{bare} resolves to no address")));
     }
     Ok(found)
+}
+
+/// A CIDR block, or a single address (as a /32 or /128).
+pub fn parse_net(entry: &str) -> Option<IpNet> {
+    let entry = entry.trim();
+    entry.parse::<IpNet>().ok().or_else(|| entry.parse::<IpAddr>().ok().map(IpNet::from))
+}
+
+/// An entry of a network list that is neither a CIDR block nor an address.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0:?} is not an address or a CIDR block")]
+pub struct NotANet(pub String);
+
+/// A `,`- or `;`-separated list of CIDR blocks and addresses; the first entry that is neither
+/// is the error.
+pub fn parse_nets(list: &str) -> Result<Vec<IpNet>, NotANet> {
+    let entries = list.split([',', ';']).map(str::trim).filter(|e| !e.is_empty());
+    entries.map(|e| parse_net(e).ok_or_else(|| NotANet(e.to_owned()))).collect()
 }
 
 /// How far above the remoting port the HTTP endpoint listens by default: 9876 → 9880.

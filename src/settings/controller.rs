@@ -51,8 +51,15 @@ pub struct ControllerSettings {
     /// controllerRequestThreadPoolQueueCapacity).
     pub controller_max_pending_writes: usize,
     /// The leader serves, and names itself in 1005, only while a quorum acknowledged it this
-    /// recently, in ms.
+    /// recently, in ms; shorter than the election timeout's lower bound, so no other peer can
+    /// have been elected while it still serves.
     pub controller_leader_lease_ms: u64,
+    /// A new leader starts no election of its own for this long, in ms, so that every live
+    /// master has heartbeated to it first.
+    pub controller_election_warm_up_ms: u64,
+    /// The longest `heartbeatTimeoutMills` a broker may ask for, in ms (a longer one is clamped
+    /// to it, a shorter one than 1 s to 1 s).
+    pub controller_max_heartbeat_timeout_ms: u64,
     /// Most brokers the liveness table holds; heartbeats of more are dropped.
     pub controller_max_live_brokers: usize,
     /// Raft frames only from the peers' addresses.
@@ -63,6 +70,10 @@ pub struct ControllerSettings {
     /// With TLS on, the CA certificates (PEM) the links to the other peers trust; empty:
     /// `tls_client_ca_file`, else the system's.
     pub controller_peer_tls_ca_file: String,
+    /// With access control off, the networks (`,`-separated CIDR blocks or addresses) besides
+    /// loopback that may send the requests that change the controller (its configuration,
+    /// cleaning a group, an election an admin designates).
+    pub controller_admin_networks: String,
 }
 
 impl Default for ControllerSettings {
@@ -84,11 +95,14 @@ impl Default for ControllerSettings {
             controller_snapshot_every_entries: 1_000,
             controller_write_timeout_ms: 5_000,
             controller_max_pending_writes: 1_024,
-            controller_leader_lease_ms: 2_000,
+            controller_leader_lease_ms: 400,
+            controller_election_warm_up_ms: 10_000,
+            controller_max_heartbeat_timeout_ms: 60_000,
             controller_max_live_brokers: 65_536,
             controller_peer_addresses_only: true,
             controller_peer_access_key: String::new(),
             controller_peer_tls_ca_file: String::new(),
+            controller_admin_networks: String::new(),
         }
     }
 }
@@ -158,10 +172,13 @@ pub const CONTROLLER_KEYS: &[ControllerKey] = {
             Restart,
         ),
         key("controller_leader_lease_ms", None, Some((10, HOUR_MS)), Restart),
+        key("controller_election_warm_up_ms", None, Some((0, HOUR_MS)), Restart),
+        key("controller_max_heartbeat_timeout_ms", None, Some((1_000, HOUR_MS)), Restart),
         key("controller_max_live_brokers", None, Some((1, 10_000_000)), Restart),
         key("controller_peer_addresses_only", None, None, Restart),
         key("controller_peer_access_key", None, None, Restart),
         key("controller_peer_tls_ca_file", None, None, Restart),
+        key("controller_admin_networks", None, None, Restart),
     ]
 };
 
@@ -239,6 +256,9 @@ impl ControllerSettings {
                 return invalid(def.key, format!("must be between {min} and {max}"));
             }
         }
+        if let Err(not_a_net) = super::addr::parse_nets(&self.controller_admin_networks) {
+            return invalid("controller_admin_networks", not_a_net.to_string());
+        }
         if !self.enabled() {
             return Ok(());
         }
@@ -259,6 +279,13 @@ impl ControllerSettings {
         if heartbeat >= min || min >= max {
             let reason = "needs controller_raft_heartbeat_ms < election timeout min < max".into();
             return invalid("controller_raft_election_timeout_min_ms", reason);
+        }
+        if self.controller_leader_lease_ms >= min {
+            let reason = format!(
+                "must be below controller_raft_election_timeout_min_ms ({min}): a leader cut off from its peers \
+                 must stop serving before another can be elected"
+            );
+            return invalid("controller_leader_lease_ms", reason);
         }
         Ok(())
     }

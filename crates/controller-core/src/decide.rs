@@ -103,7 +103,7 @@ fn apply_broker_id(tables: &ReplicaTables, cluster: &str, name: &str, id: i64, c
         register_check_code: code.to_owned(),
     };
     let applied = Answer::IdApplied { cluster: cluster.to_owned(), name: name.to_owned() };
-    match tables.group(name) {
+    let decision = match tables.group(name) {
         None if id == FIRST_BROKER_ID => Decision::commit(event, applied),
         None => Decision::refuse(
             Code::BrokerIdInvalid,
@@ -111,9 +111,21 @@ fn apply_broker_id(tables: &ReplicaTables, cluster: &str, name: &str, id: i64, c
         ),
         Some(g) => match g.replicas().get(&id) {
             Some(replica) if replica.register_check_code == code => Decision::answer(applied),
-            None if (FIRST_BROKER_ID..i64::MAX).contains(&id) => Decision::commit(event, applied),
+            // Only the id the group offers next: a broker asks for it first (1012), and one far
+            // above it would leave the group no id a new broker can ever apply.
+            None if id == g.next_broker_id() && id < i64::MAX => Decision::commit(event, applied),
             _ => Decision::refuse(Code::BrokerIdInvalid, format!("Fail to apply brokerId: {id} in broker-set: {name}")),
         },
+    };
+    within_bounds(tables, decision)
+}
+
+/// `decision`, or a refusal when the change it commits would pass a bound of the tables
+/// (CONTROLLER_INVALID_REQUEST, naming the bound).
+fn within_bounds(tables: &ReplicaTables, decision: Decision) -> Decision {
+    match decision.event.as_ref().map(|event| tables.admits(event)) {
+        Some(Err(over)) => Decision::refuse(Code::InvalidRequest, over.to_string()),
+        _ => decision,
     }
 }
 
@@ -155,7 +167,7 @@ fn register(
         return Decision::answer(answer);
     }
     let event = Event::UpdateBrokerAddress { broker_name: name.to_owned(), broker_id: id, address: address.to_owned() };
-    Decision::commit(event, answer)
+    within_bounds(tables, Decision::commit(event, answer))
 }
 
 /// The replicas of the known groups among `names`, with their liveness.

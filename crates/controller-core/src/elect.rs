@@ -36,9 +36,12 @@ pub fn pick(name: &str, group: &Group, live: &dyn LiveView, unclean: bool, prefe
             }
             continue;
         }
+        // A broker cannot hold an epoch the controller never granted: one said to be above the
+        // group's counts as the group's (a forged or stale heartbeat buys no precedence).
+        let epoch = |f: &LiveFacts| f.epoch.min(group.master_epoch());
         return candidates
             .into_iter()
-            .min_by_key(|(id, f)| (Reverse(f.epoch), Reverse(f.max_offset), f.priority, *id))
+            .min_by_key(|(id, f)| (Reverse(epoch(f)), Reverse(f.max_offset), f.priority, *id))
             .map(|(id, _)| id);
     }
     None

@@ -61,4 +61,6 @@ pub enum Applied {
     Done,
     /// Its preconditions no longer hold; nothing changed.
     Stale,
+    /// It would pass a bound (`crate::bounds`); nothing changed.
+    Refused,
 }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::bounds::{self, check_text, group_bytes, replica_bytes, OverBound};
 use crate::event::{Applied, Event};
 
 /// Java's `MixAll.FIRST_BROKER_CONTROLLER_ID`: the id the first broker of a group takes.
@@ -115,7 +116,7 @@ impl Group {
 
 /// What is wrong with a group that no sequence of applied events can produce (a snapshot from
 /// disk or a peer that is damaged or forged).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum Broken {
     /// An epoch below zero.
     #[error("negative epoch ({master}, {sync})")]
@@ -129,6 +130,9 @@ pub enum Broken {
     /// A replica id below 1 or not below the next id offered.
     #[error("replica ids out of range 1..{next}")]
     IdsOutOfRange { next: i64 },
+    /// More than the bounds let the tables hold.
+    #[error(transparent)]
+    OverBound(#[from] OverBound),
 }
 
 /// A broken group, by name: what [`ReplicaTables::check`] finds first.
@@ -141,10 +145,36 @@ pub struct BrokenGroup {
     pub broken: Broken,
 }
 
-/// Every broker group by name: the replicated state machine of the controller.
+/// Every broker group by name: the replicated state machine of the controller, within the
+/// bounds of [`crate::bounds`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredTables")]
 pub struct ReplicaTables {
     groups: BTreeMap<String, Group>,
+    /// What the groups count against [`bounds::MAX_TABLE_BYTES`] (counted again when read).
+    #[serde(skip)]
+    bytes: usize,
+}
+
+/// The tables as written: the groups; what they count is counted again when read.
+#[derive(Deserialize)]
+struct StoredTables {
+    groups: BTreeMap<String, Group>,
+}
+
+impl From<StoredTables> for ReplicaTables {
+    fn from(stored: StoredTables) -> Self {
+        let bytes = stored.groups.iter().map(|(name, g)| g.bytes(name)).sum();
+        ReplicaTables { groups: stored.groups, bytes }
+    }
+}
+
+impl Group {
+    /// What the group counts against [`bounds::MAX_TABLE_BYTES`].
+    fn bytes(&self, name: &str) -> usize {
+        let replicas: usize = self.replicas.values().map(|r| replica_bytes(&r.address, &r.register_check_code)).sum();
+        group_bytes(name, &self.cluster) + replicas
+    }
 }
 
 impl ReplicaTables {
@@ -168,26 +198,80 @@ impl ReplicaTables {
         self.groups.is_empty()
     }
 
-    /// [`Group::check`] of every group, naming the first that fails.
+    /// What the tables count against [`bounds::MAX_TABLE_BYTES`].
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// [`Group::check`] of every group, and the bounds, naming the first group that fails.
     pub fn check(&self) -> Result<(), BrokenGroup> {
-        self.groups
-            .iter()
-            .try_for_each(|(name, g)| g.check().map_err(|broken| BrokenGroup { name: name.clone(), broken }))
+        let over = |broken: OverBound| BrokenGroup { name: String::new(), broken: broken.into() };
+        if self.groups.len() > bounds::MAX_GROUPS {
+            return Err(over(OverBound::Groups));
+        }
+        if self.bytes > bounds::MAX_TABLE_BYTES {
+            return Err(over(OverBound::Bytes));
+        }
+        self.groups.iter().try_for_each(|(name, g)| {
+            let broken = |broken| BrokenGroup { name: name.clone(), broken };
+            g.check().map_err(broken)?;
+            if g.replicas.len() > bounds::MAX_REPLICAS {
+                return Err(broken(OverBound::Replicas.into()));
+            }
+            Ok(())
+        })
+    }
+
+    /// Whether `event` fits the bounds: a new group or replica within the counts and bytes,
+    /// every name, address and check code it brings printable and not too long. What a decision
+    /// refuses before committing, and what applying refuses after, alike on every peer.
+    pub fn admits(&self, event: &Event) -> Result<(), OverBound> {
+        use bounds::{MAX_CHECK_CODE_BYTES as CODE, MAX_NAME_BYTES as NAME};
+        match event {
+            Event::ApplyBrokerId { cluster, broker_name, address, register_check_code, broker_id } => {
+                check_text("clusterName", cluster, NAME)?;
+                check_text("brokerName", broker_name, NAME)?;
+                check_text("brokerAddress", address, NAME)?;
+                check_text("registerCheckCode", register_check_code, CODE)?;
+                let added = replica_bytes(address, register_check_code);
+                match self.groups.get(broker_name.as_str()) {
+                    Some(g) if g.replicas.contains_key(broker_id) => Ok(()),
+                    Some(g) if g.replicas.len() >= bounds::MAX_REPLICAS => Err(OverBound::Replicas),
+                    Some(_) => self.fits(added),
+                    None if self.groups.len() >= bounds::MAX_GROUPS => Err(OverBound::Groups),
+                    None => self.fits(added + group_bytes(broker_name, cluster)),
+                }
+            }
+            Event::UpdateBrokerAddress { broker_name, broker_id, address } => {
+                check_text("brokerAddress", address, NAME)?;
+                let old = self.groups.get(broker_name.as_str()).and_then(|g| g.replicas.get(broker_id));
+                self.fits(address.len().saturating_sub(old.map_or(0, |r| r.address.len())))
+            }
+            Event::ElectMaster { .. } | Event::AlterSyncStateSet { .. } | Event::CleanBrokerData { .. } => Ok(()),
+        }
+    }
+
+    /// Whether `more` bytes fit.
+    fn fits(&self, more: usize) -> Result<(), OverBound> {
+        match self.bytes.checked_add(more) {
+            Some(total) if total <= bounds::MAX_TABLE_BYTES => Ok(()),
+            _ => Err(OverBound::Bytes),
+        }
     }
 
     /// Applies one committed event (Java's `ReplicasInfoManager.applyEvent`); an event whose
-    /// preconditions no longer hold changes nothing and says so.
+    /// preconditions no longer hold changes nothing and says so, and so does one past a bound.
     pub fn apply(&mut self, event: &Event) -> Applied {
+        if self.admits(event).is_err() {
+            return Applied::Refused;
+        }
         let done = match event {
             Event::ApplyBrokerId { cluster, broker_name, broker_id, address, register_check_code } => {
                 self.apply_broker_id(cluster, broker_name, *broker_id, address, register_check_code)
             }
-            Event::UpdateBrokerAddress { broker_name, broker_id, address } => self
-                .groups
-                .get_mut(broker_name)
-                .and_then(|g| g.replicas.get_mut(broker_id))
-                .map(|r| r.address.clone_from(address))
-                .is_some(),
+            Event::UpdateBrokerAddress { broker_name, broker_id, address } => {
+                self.update_address(broker_name, *broker_id, address)
+            }
             Event::ElectMaster { broker_name, new_master, expect_master_epoch } => {
                 self.elect(broker_name, *new_master, *expect_master_epoch)
             }
@@ -204,21 +288,32 @@ impl ReplicaTables {
     }
 
     fn apply_broker_id(&mut self, cluster: &str, name: &str, id: i64, address: &str, code: &str) -> bool {
-        if id < FIRST_BROKER_ID || id == i64::MAX {
+        let next = self.groups.get(name).map_or(FIRST_BROKER_ID, |g| g.next_broker_id);
+        if let Some(replica) = self.groups.get(name).and_then(|g| g.replicas.get(&id)) {
+            return replica.register_check_code == code;
+        }
+        // Only the id the group offers next (Java takes any free id, and one far above the next
+        // could leave the group no id it can ever apply).
+        if id != next || id == i64::MAX {
             return false;
         }
-        let group = self.groups.entry(name.to_owned()).or_insert_with(|| Group::new(cluster));
-        match group.replicas.get(&id) {
-            Some(replica) => replica.register_check_code == code,
-            None => {
-                let replica = Replica { address: address.to_owned(), register_check_code: code.to_owned() };
-                group.replicas.insert(id, replica);
-                // Java adds one to the next id whatever id was taken; an id above it would then
-                // be offered again later (a broker looping on BROKER_ID_INVALID): never below it.
-                group.next_broker_id = group.next_broker_id.saturating_add(1).max(id + 1);
-                true
-            }
+        if !self.groups.contains_key(name) {
+            self.bytes += group_bytes(name, cluster);
+            self.groups.insert(name.to_owned(), Group::new(cluster));
         }
+        let Some(group) = self.groups.get_mut(name) else { return false };
+        self.bytes += replica_bytes(address, code);
+        let replica = Replica { address: address.to_owned(), register_check_code: code.to_owned() };
+        group.replicas.insert(id, replica);
+        group.next_broker_id = id + 1;
+        true
+    }
+
+    fn update_address(&mut self, name: &str, id: i64, address: &str) -> bool {
+        let Some(replica) = self.groups.get_mut(name).and_then(|g| g.replicas.get_mut(&id)) else { return false };
+        self.bytes = self.bytes + address.len() - replica.address.len();
+        replica.address = address.to_owned();
+        true
     }
 
     fn elect(&mut self, name: &str, new_master: Option<i64>, expect: i32) -> bool {
@@ -254,7 +349,9 @@ impl ReplicaTables {
     fn clean(&mut self, name: &str, ids: Option<&BTreeSet<i64>>) -> bool {
         let Some(group) = self.groups.get_mut(name) else { return false };
         let Some(ids) = ids else {
+            let gone = group.bytes(name);
             self.groups.remove(name);
+            self.bytes -= gone;
             return true;
         };
         let master_gone = group.master.is_some_and(|m| ids.contains(&m));
@@ -262,13 +359,16 @@ impl ReplicaTables {
         let master_epoch = if master_gone { group.master_epoch.checked_add(1) } else { Some(group.master_epoch) };
         let sync_epoch = if set_shrinks { group.sync_epoch.checked_add(1) } else { Some(group.sync_epoch) };
         let (Some(master_epoch), Some(sync_epoch)) = (master_epoch, sync_epoch) else { return false };
+        let before = group.bytes(name);
         group.replicas.retain(|id, _| !ids.contains(id));
+        self.bytes = self.bytes - before + group.bytes(name);
         group.sync_set.retain(|id| !ids.contains(id));
         if master_gone {
             group.master = None;
         }
         (group.master_epoch, group.sync_epoch) = (master_epoch, sync_epoch);
         if group.replicas.is_empty() {
+            self.bytes -= group_bytes(name, &group.cluster);
             self.groups.remove(name);
         }
         true

@@ -40,7 +40,7 @@ pub(crate) async fn run(config: BrokerConfig, addr: String, listener: std::net::
     let (tx, mut notifies) = mpsc::unbounded_channel();
     let accepting = tokio::spawn(accept_notifies(listener, tx));
     let mut tick = tokio::time::interval(config.heartbeat_interval);
-    let mut b = Looper { config, addr, shared, leader: None, beats: HashMap::new(), ns: None, opaque: 1 };
+    let mut b = Looper { config, addr, shared, leader: None, conns: HashMap::new(), ns: None, opaque: 1 };
     let mut registered = false;
     let mut last_sync = Instant::now();
     loop {
@@ -92,10 +92,11 @@ struct Looper {
     config: BrokerConfig,
     addr: String,
     shared: Arc<Shared>,
-    /// The leader's address and a connection to it.
-    leader: Option<(String, Conn)>,
-    /// A connection to each controller for heartbeats.
-    beats: HashMap<String, Conn>,
+    /// The leader's address, when known.
+    leader: Option<String>,
+    /// One connection to each controller, as Java's remoting client keeps one channel per
+    /// address: heartbeats and the leader's requests share it.
+    conns: HashMap<String, Conn>,
     /// The NameServer connection (registrations live as long as it).
     ns: Option<Conn>,
     opaque: i32,
@@ -106,20 +107,27 @@ impl Looper {
         self.shared.lock().id.unwrap_or(-1)
     }
 
-    /// 1005 to each controller until one names a leader; then a connection to it.
+    /// The connection to `controller`, made when there is none.
+    async fn conn(&mut self, controller: &str) -> Option<&mut Conn> {
+        if !self.conns.contains_key(controller) {
+            let conn = Conn::connect(controller, &options(&self.config)).await.ok()?;
+            self.conns.insert(controller.to_owned(), conn);
+        }
+        self.conns.get_mut(controller)
+    }
+
+    /// 1005 to each controller until one names a leader.
     async fn find_leader(&mut self) -> Option<()> {
         for controller in self.config.controllers.clone() {
-            let Ok(mut conn) = Conn::connect(&controller, &options(&self.config)).await else { continue };
             let request = RemotingCommand::request(1005, None);
             self.shared.lock().sent.push(request.clone());
-            let Ok(answer) = conn.call(request).await else { continue };
+            let Some(conn) = self.conn(&controller).await else { continue };
+            let Ok(answer) = conn.call(request).await else {
+                self.conns.remove(&controller);
+                continue;
+            };
             if let Some(leader) = MetadataResponse::read(&answer).controller_leader_address.filter(|a| !a.is_empty()) {
-                let conn = if leader == controller {
-                    conn
-                } else {
-                    Conn::connect(&leader, &options(&self.config)).await.ok()?
-                };
-                self.leader = Some((leader, conn));
+                self.leader = Some(leader);
                 return Some(());
             }
         }
@@ -141,8 +149,9 @@ impl Looper {
             request = request.with_body(body);
         }
         self.shared.lock().sent.push(request.clone());
-        let (_, conn) = self.leader.as_mut()?;
-        match conn.call(request).await {
+        let leader = self.leader.clone()?;
+        let answered = self.conn(&leader).await?.call(request).await;
+        match answered {
             Ok(answer) if answer.code == 2007 => {
                 self.leader = None;
                 None
@@ -150,6 +159,7 @@ impl Looper {
             Ok(answer) => Some(answer),
             Err(_) => {
                 self.leader = None;
+                self.conns.remove(&leader);
                 None
             }
         }
@@ -252,22 +262,16 @@ impl Looper {
             election_priority: Some(self.config.priority),
         };
         for controller in self.config.controllers.clone() {
-            if !self.beats.contains_key(&controller) {
-                match Conn::connect(&controller, &options(&self.config)).await {
-                    Ok(conn) => drop(self.beats.insert(controller.clone(), conn)),
-                    Err(_) => continue,
-                }
-            }
             self.opaque += 1;
             let mut beat = RemotingCommand::request(904, Some(header.to_ext())).with_opaque(self.opaque);
             beat.flag = FLAG_ONEWAY;
             self.shared.lock().sent.push(beat.clone());
-            let sent = match self.beats.get_mut(&controller) {
+            let sent = match self.conn(&controller).await {
                 Some(conn) => conn.send(beat).await.is_ok(),
                 None => false,
             };
             if !sent {
-                self.beats.remove(&controller);
+                self.conns.remove(&controller);
             }
         }
     }

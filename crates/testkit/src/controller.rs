@@ -28,7 +28,8 @@ pub fn peer_settings(dir: &std::path::Path, peers: &str, self_id: &str) -> Setti
     c.controller_raft_heartbeat_ms = 100;
     c.controller_raft_election_timeout_min_ms = 500;
     c.controller_raft_election_timeout_max_ms = 1000;
-    c.controller_leader_lease_ms = 1500;
+    c.controller_leader_lease_ms = 400;
+    c.controller_election_warm_up_ms = 1_000;
     c.controller_write_timeout_ms = 2000;
     c.controller_scan_inactive_master_interval_ms = 200;
     s

@@ -23,10 +23,11 @@ use namesrv_controller_core::decide::Op;
 
 use self::reply::{answered, ControllerError, ErrorShape};
 use crate::admission::Gate;
-use crate::controller::messages::{ChannelClosed, Failure, GetMetadata, Submit, Unavailable};
+use crate::controller::messages::{ChannelClosed, Failure, GetMetadata, Speaker, Submit, Unavailable};
 use crate::controller::{ControllerHandle, SharedRaft};
 use crate::metrics::{controller_code_name, Listener};
 use crate::origin::Origin;
+use crate::peers::PeerKey;
 use crate::protocol::controller::ControllerRequestCode as Code;
 use crate::protocol::{RemotingCommand, ResponseCode};
 use crate::service::{Opening, Outstanding, Reply, Service, Session, Stamp, Step};
@@ -61,8 +62,9 @@ impl ControllerService {
         ControllerService { front: Arc::new(front), gate, stamp }
     }
 
-    /// Handles one request; `None` for a heartbeat (oneway, never answered).
-    async fn request(&self, origin: Origin, req: &RemotingCommand) -> Option<RemotingCommand> {
+    /// Handles one request, signed by `account` when access control checked it; `None` for a
+    /// heartbeat (oneway, never answered).
+    async fn request(&self, from: Speaker, origin: Origin, req: &RemotingCommand) -> Option<RemotingCommand> {
         let served = Code::from_i32(req.code)
             .filter(|c| !matches!(c, Code::NotifyBrokerRoleChanged | Code::GetBrokerEpochCache));
         let Some(code) = served else {
@@ -71,7 +73,7 @@ impl ControllerService {
         let front = &*self.front;
         let answer = match code {
             Code::BrokerHeartbeat => {
-                peer::heartbeat(front, origin, req);
+                peer::heartbeat(front, from, req);
                 return None;
             }
             Code::GetMetadataInfo => match front.controller.ask(GetMetadata { conn: origin.conn }).await {
@@ -83,29 +85,29 @@ impl ControllerService {
             }
             Code::GetControllerConfig => config::get(&front.controller, origin).await,
             Code::UpdateControllerConfig => config::update(&front.controller, origin, req).await,
-            _ => return Some(Box::pin(self.state_request(origin, code, req)).await),
+            _ => return Some(Box::pin(self.state_request(from, code, req)).await),
         };
         Some(answer.unwrap_or_else(|e| e.response(ErrorShape::Bare)))
     }
 
     /// A request the state machine answers: read as its operation, then decided (and committed)
     /// by the controller actor.
-    async fn state_request(&self, origin: Origin, code: Code, req: &RemotingCommand) -> RemotingCommand {
+    async fn state_request(&self, from: Speaker, code: Code, req: &RemotingCommand) -> RemotingCommand {
         let op = match op::op_of(code, req) {
             Some(Ok(op)) => op,
             Some(Err(e)) => return e.response(ErrorShape::Bare),
             None => return ControllerError::NotSupported(req.code).response(ErrorShape::Bare),
         };
         let shape = ErrorShape::of(&op);
-        match self.submit(origin, op).await {
+        match self.submit(from, op).await {
             Ok(answer) => answered(answer),
             Err(failure) => ControllerError::Failed(failure).response(shape),
         }
     }
 
     /// Sends `op` to the controller actor and waits for its outcome.
-    async fn submit(&self, origin: Origin, op: Op) -> Result<namesrv_controller_core::decide::Answer, Failure> {
-        let asked = self.front.controller.ask(Submit { conn: origin.conn, op }).await;
+    async fn submit(&self, from: Speaker, op: Op) -> Result<namesrv_controller_core::decide::Answer, Failure> {
+        let asked = self.front.controller.ask(Submit { conn: from.conn, op, from }).await;
         let answer = asked.map_err(|e| Failure::Unavailable(Unavailable::Mailbox(e)))?;
         answer.await.unwrap_or(Err(Failure::Unavailable(Unavailable::Stopped)))
     }
@@ -128,8 +130,14 @@ pub struct ControllerSession {
     origin: Origin,
 }
 
+/// A request the gate admitted, with who signed it.
+pub struct Admitted {
+    request: RemotingCommand,
+    account: Option<String>,
+}
+
 impl Session for ControllerSession {
-    type Admitted = RemotingCommand;
+    type Admitted = Admitted;
 
     const LISTENER: Listener = Listener::Controller;
 
@@ -141,10 +149,11 @@ impl Session for ControllerSession {
         false
     }
 
-    fn admit(&mut self, request: RemotingCommand, begin: Instant) -> Step<RemotingCommand> {
+    fn admit(&mut self, request: RemotingCommand, begin: Instant) -> Step<Admitted> {
         let outstanding = Outstanding::of(&request, begin, self.service.front.controller.depth());
         let guard = policy::guard(&request);
-        if let Err(denied) = self.service.gate.admit(&self.origin, &request, &guard) {
+        let admitted = self.service.gate.admit(&self.origin, &request, &guard);
+        if let Err(denied) = admitted {
             let reply = match outstanding.oneway {
                 true => Reply::Nothing,
                 false => {
@@ -154,13 +163,16 @@ impl Session for ControllerSession {
             };
             return Step::Answered(outstanding, reply);
         }
-        Step::Handle { outstanding, admitted: request, quiet: false }
+        let account = admitted.ok().and_then(|caller| caller.binding());
+        Step::Handle { outstanding, admitted: Admitted { request, account }, quiet: false }
     }
 
-    fn handle(&self, request: RemotingCommand) -> impl Future<Output = Reply> + 'static {
+    fn handle(&self, admitted: Admitted) -> impl Future<Output = Reply> + 'static {
         let (service, origin) = (self.service.clone(), self.origin);
+        let Admitted { request, account } = admitted;
+        let from = Speaker { conn: origin.conn, account, source: PeerKey::from(origin.peer.ip()) };
         async move {
-            match service.request(origin, &request).await {
+            match service.request(from, origin, &request).await {
                 Some(response) => Reply::Command(service.stamp.stamp(response, request.opaque, request.serialize_type)),
                 None => Reply::Nothing,
             }

@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
+use namesrv_controller_core::bounds::{check_text, MAX_NAME_BYTES};
 use namesrv_controller_core::liveness::{Beat, LiveKey, DEFAULT_TIMEOUT};
 use tracing::warn;
 
 use super::reply::{success, ControllerError};
 use super::Front;
-use crate::controller::messages::BrokerHeartbeat;
+use crate::controller::messages::{BrokerHeartbeat, Speaker};
 use crate::controller::raft::wire::{self, PeerHeader};
 use crate::origin::Origin;
 use crate::protocol::controller::header::ControllerHeartbeatHeader;
@@ -20,10 +21,16 @@ use crate::ratelog::RateLimit;
 /// The longest heartbeat timeout a broker may name: a day.
 const MAX_HEARTBEAT_TIMEOUT_MS: i64 = 86_400_000;
 
-/// BROKER_HEARTBEAT: never answered (oneway); without brokerId Java answers 2005, unsent.
-pub(super) fn heartbeat(front: &Front, origin: Origin, req: &RemotingCommand) {
+/// BROKER_HEARTBEAT: never answered (oneway); without brokerId Java answers 2005, unsent. Names
+/// and an address past the tables' bounds are dropped here (no replica could have them); the
+/// controller clamps the timeout and hears only the replica's owner.
+pub(super) fn heartbeat(front: &Front, from: Speaker, req: &RemotingCommand) {
     let Ok(h) = ControllerHeartbeatHeader::read(req) else { return };
     let Some(id) = h.broker_id else { return };
+    let fields = [("clusterName", &h.cluster_name), ("brokerName", &h.broker_name), ("brokerAddr", &h.broker_addr)];
+    if fields.iter().any(|(field, value)| check_text(field, value, MAX_NAME_BYTES).is_err()) {
+        return;
+    }
     let timeout = h
         .heartbeat_timeout_mills
         .filter(|ms| *ms > 0)
@@ -37,7 +44,7 @@ pub(super) fn heartbeat(front: &Front, origin: Origin, req: &RemotingCommand) {
         timeout,
         priority: h.election_priority.unwrap_or(i32::MAX),
     };
-    front.controller.tell(BrokerHeartbeat { conn: origin.conn, beat });
+    front.controller.tell(BrokerHeartbeat { conn: from.conn, beat, account: from.account });
 }
 
 /// One warning per 10 s about refused peer frames.

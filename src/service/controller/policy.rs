@@ -46,14 +46,17 @@ pub fn class(req: &RemotingCommand) -> Class {
     }
 }
 
-/// How admission sees `req`: admin requests and Raft frames are protected at every level,
-/// brokers' requests from level `broker`, reads and anything else at `all`. A heartbeat and a
-/// registration announce the broker's own address (`brokerAddr`, `brokerAddress`).
+/// How admission sees `req`: admin requests, Raft frames and what brokers send are protected at
+/// every level (with access control on, a broker speaks for its group only with an account that
+/// lists it, whatever `acl_protect` says), reads and anything else at `all`. A heartbeat and a
+/// registration announce the broker's own address (`brokerAddr`, `brokerAddress`). The admin
+/// requests that change the controller are, with access control off, taken from loopback and
+/// `controller_admin_networks` only.
 pub fn guard(req: &RemotingCommand) -> Guard {
     let class = class(req);
     let (protection, roles) = match class {
         Class::Read => (Protection::FromAll, Roles::READERS),
-        Class::Broker => (Protection::FromBroker, Roles::BROKERS),
+        Class::Broker => (Protection::Always, Roles::BROKERS),
         Class::Admin => (Protection::Always, Roles::ADMIN),
         Class::Raft => (Protection::Always, Roles::PEERS),
         Class::Other => (Protection::FromAll, Roles::ADMIN),
@@ -63,10 +66,12 @@ pub fn guard(req: &RemotingCommand) -> Guard {
         Some(Code::RegisterBroker) => Some("brokerAddress"),
         _ => None,
     };
+    let changes_service = class == Class::Admin && req.code != Code::GetControllerConfig as i32;
     Guard {
         access: Access { protection, roles, broker_scoped: class == Class::Broker, shape: None },
         admin: class == Class::Admin,
         announced_addr,
+        changes_service,
     }
 }
 
@@ -96,7 +101,7 @@ mod tests {
         use AclProtect::*;
         let sample = [1005, 904, 1011, 1901, 105];
         let covered = |level| sample.map(|code| guard(&req(code, &[])).access.protection.at(level));
-        assert_eq!(covered(Admin), [false, false, true, true, false]);
+        assert_eq!(covered(Admin), [false, true, true, true, false], "broker codes need an account at every level");
         assert_eq!(covered(Broker), [false, true, true, true, false]);
         assert_eq!(covered(All), [true, true, true, true, true]);
         let allowed = |role| [1005, 904, 1011, 1901].map(|code| guard(&req(code, &[])).access.roles.allows(role));
@@ -113,5 +118,8 @@ mod tests {
         assert_eq!(guard(&req(904, &[])).announced_addr, Some("brokerAddr"));
         assert_eq!(guard(&req(1003, &[])).announced_addr, Some("brokerAddress"));
         assert!(guard(&req(1003, &[])).access.broker_scoped);
+        let changes = |code, fields: &[(&str, &str)]| guard(&req(code, fields)).changes_service;
+        assert!(changes(1009, &[]) && changes(1011, &[]) && changes(1002, &[("designateElect", "true")]));
+        assert!(!changes(1010, &[]) && !changes(1002, &[("designateElect", "false")]) && !changes(904, &[]));
     }
 }

@@ -40,6 +40,7 @@ pub fn guard(code: i32) -> Guard {
         access: Access { protection, roles, broker_scoped, shape: Some(shape::check) },
         admin: ADMIN_CODES.contains(&code),
         announced_addr: broker_scoped.then_some("brokerAddr"),
+        changes_service: false,
     }
 }
 

@@ -4,6 +4,7 @@
 //! history checked by `history`.
 
 mod api;
+mod attacks;
 mod broker;
 mod cluster;
 mod config;

@@ -44,10 +44,15 @@ fn ids_are_offered_in_turn_and_a_retry_by_the_same_broker_is_idempotent() {
         (Code::BrokerIdInvalid, "Fail to apply brokerId: 1 in broker-set: cb")
     );
     assert_eq!(run(&mut t, next.clone(), &Alive::default()).answer, Ok(next_id(2)));
-    // An id above the next one moves the next one past it (Java would offer it again).
-    assert!(run(&mut t, apply(5, "a:5;1"), &Alive::default()).event.is_some());
-    assert_eq!(run(&mut t, next, &Alive::default()).answer, Ok(next_id(6)));
-    assert_eq!(code(&run(&mut t, apply(0, "x;1"), &Alive::default()).answer), Some(Code::BrokerIdInvalid));
+    // Only the id offered next: one above it (Java takes any free id) is refused, so no id can
+    // leave the group without one a new broker could apply (2^63-2 would make the next 2^63-1).
+    for id in [5, i64::MAX - 1, i64::MAX, 0, -1] {
+        let refused = run(&mut t, apply(id, &format!("a:{id};1")), &Alive::default());
+        assert_eq!((refused.event, code(&refused.answer)), (None, Some(Code::BrokerIdInvalid)), "{id}");
+    }
+    assert_eq!(run(&mut t, next.clone(), &Alive::default()).answer, Ok(next_id(2)));
+    assert!(run(&mut t, apply(2, "a:2;1"), &Alive::default()).event.is_some());
+    assert_eq!(run(&mut t, next, &Alive::default()).answer, Ok(next_id(3)));
     assert_eq!(t.group("cb").unwrap().address(1), Some("a:1"));
 }
 

@@ -5,15 +5,18 @@ use super::{group_of, Alive};
 use crate::elect::pick;
 use crate::Event;
 
+/// Group cb with replicas 1 to 4, broker 1 master at epoch 5 (elected five times), `ids` in sync.
 fn in_sync(ids: &[i64]) -> super::ReplicaTables {
     let mut t = group_of(4);
-    t.apply(&Event::ElectMaster { broker_name: "cb".into(), new_master: Some(1), expect_master_epoch: 0 });
+    for epoch in 0..5 {
+        t.apply(&Event::ElectMaster { broker_name: "cb".into(), new_master: Some(1), expect_master_epoch: epoch });
+    }
     let set = ids.iter().copied().chain([1]).collect();
     let alter = Event::AlterSyncStateSet {
         broker_name: "cb".into(),
         new_set: set,
-        expect_master_epoch: 1,
-        expect_sync_epoch: 1,
+        expect_master_epoch: 5,
+        expect_sync_epoch: 5,
     };
     assert_eq!(t.apply(&alter), super::Applied::Done);
     t
@@ -41,6 +44,17 @@ fn offsets_more_than_two_to_the_31_apart_do_not_overflow() {
     assert_eq!(pick("cb", g, &live, false, None), Some(3));
     let live = Alive::default().with("c", "cb", 2, i32::MIN, 0).with("c", "cb", 3, i32::MAX, 0);
     assert_eq!(pick("cb", g, &live, false, None), Some(3));
+}
+
+#[test]
+fn an_epoch_above_the_groups_counts_as_the_groups() {
+    let t = in_sync(&[2, 3]);
+    let g = t.group("cb").unwrap();
+    // Broker 2 says epoch 2^31-1 with a small offset; broker 3 holds the group's epoch, further on.
+    let live = Alive::default().with("c", "cb", 2, i32::MAX, 10).with("c", "cb", 3, 5, 20);
+    assert_eq!(pick("cb", g, &live, false, None), Some(3), "no precedence from an epoch never granted");
+    let live = Alive::default().with("c", "cb", 2, 4, 10).with("c", "cb", 3, 5, 1);
+    assert_eq!(pick("cb", g, &live, false, None), Some(3), "a granted higher epoch still wins");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The state machine's decisions and applies, row by row (`decide`), the election policy
 //! (`elect`), and seeded random histories checked against the invariants (`properties`).
 
+mod bounds;
 mod decide;
 mod elect;
 mod properties;
@@ -47,7 +48,7 @@ pub(super) fn run(t: &mut ReplicaTables, op: Op, live: &Alive) -> Decision {
 }
 
 /// A group `cb` in cluster `c` with brokers 1..=n registered at `a:<id>`.
-pub(super) fn group_of(n: i64) -> ReplicaTables {
+pub(crate) fn group_of(n: i64) -> ReplicaTables {
     let mut t = ReplicaTables::default();
     for id in 1..=n {
         let op = Op::ApplyBrokerId { cluster: "c".into(), name: "cb".into(), id, check_code: format!("a:{id};{id}") };
