@@ -168,6 +168,22 @@ pub fn write_atomically_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> i
     replaced
 }
 
+/// [`write_atomically`] for a secret (a private key): readable and writable by its owner only
+/// from the moment it exists, and no `.bak` kept.
+pub fn write_secret_atomically(path: &Path, content: &[u8]) -> io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let tmp = sibling(path, ".tmp");
+    let replaced = write_synced_mode(&tmp, 0o600, |out| out.write_all(content)).and_then(|_| {
+        fs::rename(&tmp, path)?;
+        File::open(dir)?.sync_all()
+    });
+    if replaced.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    replaced
+}
+
 /// Keeps the content at `path` as `bak` when it is a regular file: a hard link (no bytes
 /// copied, so a full disk cannot leave a partial backup), or, where links cannot be made, a
 /// copy of at most `max` bytes. Either is made as `<bak>.tmp` and renamed over `bak`, so the
@@ -212,11 +228,16 @@ pub fn sweep_temp_files<'a>(state_files: impl IntoIterator<Item = &'a Path>) -> 
 /// removed first and the file is created exclusively, so nothing outside the directory is ever
 /// written. Returns the bytes written.
 fn write_synced(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<u64> {
+    write_synced_mode(path, 0o666, fill)
+}
+
+/// [`write_synced`] creating the file with permission bits `mode` (less the umask).
+fn write_synced_mode(path: &Path, mode: u32, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<u64> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    let file = OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let file = OpenOptions::new().write(true).create_new(true).mode(mode).custom_flags(libc::O_NOFOLLOW).open(path)?;
     let mut out = io::BufWriter::with_capacity(64 * 1024, file);
     fill(&mut out)?;
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;

@@ -2,6 +2,7 @@
 //! may serve (leader, first commit of its term applied, a quorum heard from within the lease),
 //! and who leads as CONTROLLER_GET_METADATA_INFO answers it on every node.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,7 @@ use openraft::ServerState;
 use tracing::{info, warn};
 
 use super::messages::{Failure, GetMetadata};
-use super::raft::Raft;
+use super::raft::{Peer, Raft};
 use super::Controller;
 use crate::clock::Clock;
 use crate::mailbox::Apply;
@@ -47,36 +48,54 @@ pub(super) struct LeaderReady {
 }
 
 /// Forwards every change of `raft`'s metrics to the controller (no guard held across an await).
-/// Exports each change in `figures` ([`crate::metrics::controller`]) as well.
-pub(super) fn watch_metrics(raft: &Raft, controller: Addr<Controller>, figures: Arc<Metrics>, clock: Arc<dyn Clock>) {
+/// Exports each change in `figures` ([`crate::metrics::controller`]) as well, the lags named
+/// by the peer ids of `peers`.
+pub(super) fn watch_metrics(
+    raft: &Raft,
+    controller: Addr<Controller>,
+    (figures, peers): (Arc<Metrics>, BTreeMap<u64, Peer>),
+    clock: Arc<dyn Clock>,
+) {
     let mut metrics = raft.metrics();
+    figures.controller.enable();
     actix::spawn(async move {
         let mut before = RaftSample::default();
         loop {
-            let view = {
+            let (view, lags) = {
                 let m = metrics.borrow();
                 let now = clock.instant();
-                RaftView {
+                let view = RaftView {
                     state: Some(m.state),
                     term: m.current_term,
                     leader: m.current_leader,
                     quorum_acked_at: m.millis_since_quorum_ack.map(|ms| now - Duration::from_millis(ms)),
                     last_applied: m.last_applied.map(|l| l.index),
-                }
+                };
+                (view, replication_lags(&m, &peers))
             };
-            let now = RaftSample {
-                leader: view.state == Some(ServerState::Leader),
-                leader_id: view.leader,
-                term: view.term,
-                applied: view.last_applied.unwrap_or(0),
-            };
+            let now =
+                RaftSample { leader: view.state == Some(ServerState::Leader), leader_id: view.leader, term: view.term };
             figures.controller.observe(before, now);
+            figures.controller.lags(&lags);
             before = now;
             if controller.try_send(RaftChanged(view)).is_err() || metrics.changed().await.is_err() {
                 return;
             }
         }
     });
+}
+
+/// On the leader, how many entries each other peer lacks, by peer id; empty elsewhere.
+fn replication_lags(m: &openraft::RaftMetrics<u64, Peer>, peers: &BTreeMap<u64, Peer>) -> Vec<(String, u64)> {
+    let (Some(replication), Some(last)) = (&m.replication, m.last_log_index) else { return Vec::new() };
+    replication
+        .iter()
+        .filter(|(id, _)| **id != m.id)
+        .filter_map(|(id, matched)| {
+            let name = peers.get(id)?.name.clone();
+            Some((name, last.saturating_sub(matched.map_or(0, |l| l.index))))
+        })
+        .collect()
 }
 
 impl Controller {

@@ -41,6 +41,7 @@ use leader::RaftView;
 use namesrv_controller_core::liveness::LiveTable;
 use namesrv_controller_core::ownership::Owners;
 pub use options::ControllerOptions;
+use raft::auth::PeerAuth;
 use raft::log::{LogStore, StoreError};
 use raft::machine::Machine;
 use raft::network::{PeerNet, PeerSecurity};
@@ -57,6 +58,8 @@ pub type SharedRaft = Arc<OnceLock<Raft>>;
 pub struct ControllerStore {
     log: LogStore,
     machine: Machine,
+    /// This peer's signing key and the keys it pinned.
+    pub auth: Arc<PeerAuth>,
 }
 
 impl ControllerStore {
@@ -65,8 +68,10 @@ impl ControllerStore {
         let log = LogStore::open(&options.store_dir)?;
         let machine = Machine::open(&options.store_dir, log.io())?;
         check_membership(options, log.last_membership().or_else(|| machine.snapshot_membership()))?;
+        let secret = options.peer_secret_file.as_deref().map(raft::auth::read_secret).transpose()?;
+        let auth = PeerAuth::open(&options.store_dir, secret.as_deref())?;
         info!(dir = %options.store_dir.display(), entries = log.len(), "controller state loaded");
-        Ok(ControllerStore { log, machine })
+        Ok(ControllerStore { log, machine, auth })
     }
 }
 
@@ -148,6 +153,8 @@ pub struct Controller {
     wake: Option<(Instant, tokio::task::JoinHandle<()>)>,
     /// TLS and credentials of the links to the other peers.
     security: PeerSecurity,
+    /// This peer's signing key and the keys it pinned.
+    auth: Arc<PeerAuth>,
     /// Where the Raft figures are exported.
     metrics: Arc<Metrics>,
     /// Where it reads the time: every deadline, lease and warm-up is measured on it.
@@ -187,6 +194,7 @@ impl Controller {
             me: None,
             wake: None,
             security,
+            auth: store.auth,
             metrics: metrics.clone(),
             options,
             clock,
@@ -200,7 +208,8 @@ impl Controller {
         let Some(log) = self.log.take() else { return };
         let o = &self.options;
         let members = raft::members(&o.peers);
-        let net = PeerNet::new(&o.group, o.self_id(), &o.self_name, members.clone(), self.security.clone());
+        let links = (self.security.clone(), self.auth.clone());
+        let net = PeerNet::new(&o.group, o.self_id(), &o.self_name, members.clone(), links);
         let (config, self_id, machine) = (o.raft_config(), o.self_id(), self.machine.clone());
         let made = async move {
             let config = Arc::new(config.validate()?);
@@ -224,7 +233,8 @@ impl Controller {
     fn raft_started(&mut self, raft: Raft, ctx: &mut Context<Self>) {
         info!(peer = %self.options.self_name, id = self.options.self_id(), "controller raft started");
         let _ = self.shared.set(raft.clone());
-        leader::watch_metrics(&raft, ctx.address(), self.metrics.clone(), self.clock.clone());
+        let figures = (self.metrics.clone(), raft::members(&self.options.peers));
+        leader::watch_metrics(&raft, ctx.address(), figures, self.clock.clone());
         self.raft = Some(raft);
         self.schedule_sweep(ctx);
     }

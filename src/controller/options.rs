@@ -48,6 +48,8 @@ pub struct ControllerOptions {
     pub heartbeat_timeouts: (Duration, Duration),
     /// The share of the write queue one source may hold, in percent.
     pub source_share_percent: u32,
+    /// The file with the secret the peers share, if one is set.
+    pub peer_secret_file: Option<PathBuf>,
 }
 
 impl ControllerOptions {
@@ -129,6 +131,7 @@ impl ControllerOptions {
             election_warm_up: ms(c.controller_election_warm_up_ms),
             heartbeat_timeouts: (Duration::from_secs(1), ms(c.controller_max_heartbeat_timeout_ms)),
             source_share_percent: settings.limits.peer_share_percent,
+            peer_secret_file: Some(c.controller_peer_secret_file.trim()).filter(|p| !p.is_empty()).map(PathBuf::from),
         })
     }
 

@@ -30,8 +30,6 @@ pub struct Overview {
     pub leader: Option<String>,
     /// The leader's controller address, when one is known.
     pub leader_address: Option<String>,
-    /// The Raft term.
-    pub term: u64,
     /// Every broker group, by broker name.
     pub groups: Vec<GroupOverview>,
 }
@@ -105,7 +103,6 @@ impl Apply<Controller> for GetOverview {
             serving: meta.is_leader,
             leader: meta.controller_leader_id,
             leader_address: meta.controller_leader_address,
-            term: controller.role.term,
             groups,
         }
     }

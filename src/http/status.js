@@ -213,7 +213,7 @@ function renderController(c) {
   $("controller-section").hidden = !(c && c.enabled);
   if (!c || !c.enabled) return;
   const leader = c.serving ? "this peer leads" : c.leader ? `leader ${esc(c.leader)} (${esc(c.leader_address || "")})` : "no leader known";
-  $("controller-note").innerHTML = `group ${esc(c.group)} · peer ${esc(c.peer)} · term ${fmt(c.term)} · ` +
+  $("controller-note").innerHTML = `group ${esc(c.group)} · peer ${esc(c.peer)} · ` +
     `<span class="${c.serving || c.leader ? "" : "bad"}">${leader}</span>`;
   const groups = c.groups || [];
   if (!groups.length) {

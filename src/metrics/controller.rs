@@ -1,8 +1,10 @@
-//! The controller's Raft figures (`namesrv_controller_raft_*`): this peer's role, term, last
-//! applied index, whether it knows a leader, and how often the leader changed; and its
-//! elections ([`super::elections`]). Java's controller exports its role only through its own
-//! OpenTelemetry metrics (`ControllerMetricsManager`'s `role` gauge and `elect_total`); these
-//! are the Prometheus side of the same figures, updated from openraft's metrics as they change.
+//! The controller's Raft figures (`namesrv_controller_raft_*`): this peer's role, whether it
+//! knows a leader, how often the leader and the term changed, and on the leader how far each
+//! peer lags; and its elections ([`super::elections`]). Java's controller exports its role only
+//! through its own OpenTelemetry metrics (`ControllerMetricsManager`'s `role` gauge and
+//! `elect_total`); these are the Prometheus side of the same figures, updated from openraft's
+//! metrics as they change. The term and log index themselves are not published: `/metrics`
+//! is open, and they are what a forged Raft frame would need.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -19,10 +21,14 @@ pub struct RaftSample {
     pub leader: bool,
     /// The leader's node id, when one is known.
     pub leader_id: Option<u64>,
-    /// The current term.
+    /// The current term (counted when it changes, never exported).
     pub term: u64,
-    /// The index of the last applied (hence committed) entry.
-    pub applied: u64,
+}
+
+/// The `peer` label of a replication lag.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PeerLabel {
+    peer: String,
 }
 
 /// Why the controller refused a request or heartbeat it took no action on, as counted.
@@ -42,9 +48,10 @@ pub struct ControllerFigures {
     refused: Family<ReasonLabel, Counter>,
     leader: Gauge,
     leader_known: Gauge,
-    term: Gauge,
-    applied: Gauge,
+    enabled: Gauge,
+    term_changes: Counter,
     leader_changes: Counter,
+    lag: Family<PeerLabel, Gauge>,
 }
 
 impl ControllerFigures {
@@ -53,10 +60,12 @@ impl ControllerFigures {
         let c = ns.sub_registry_with_prefix("controller");
         c.register("raft_leader", "1 while this controller peer is the Raft leader", self.leader.clone());
         c.register("raft_leader_known", "1 while this peer knows a Raft leader", self.leader_known.clone());
-        c.register("raft_term", "The controller's current Raft term", self.term.clone());
-        c.register("raft_applied_index", "Index of the last committed entry applied here", self.applied.clone());
+        c.register("enabled", "1 while a controller runs in this process", self.enabled.clone());
         let changes = self.leader_changes.clone();
         c.register("raft_leader_changes", "Times this peer saw another Raft leader named", changes);
+        c.register("raft_term_changes", "Raft terms this peer moved into since it started", self.term_changes.clone());
+        let lag = self.lag.clone();
+        c.register("raft_replication_lag", "On the leader: log entries each other peer lacks", lag);
         for reason in REFUSALS {
             drop(self.refused.get_or_create(&ReasonLabel { reason }));
         }
@@ -70,14 +79,30 @@ impl ControllerFigures {
         self.refused.get_or_create(&ReasonLabel { reason }).inc();
     }
 
-    /// Records `now`, counting a leader change when a leader other than `before`'s is named.
+    /// Marks a controller as running in this process.
+    pub fn enable(&self) {
+        self.enabled.set(1);
+    }
+
+    /// Records `now`, counting a leader change when a leader other than `before`'s is named,
+    /// and a term change when the term moved.
     pub fn observe(&self, before: RaftSample, now: RaftSample) {
         self.leader.set(i64::from(now.leader));
         self.leader_known.set(i64::from(now.leader_id.is_some()));
-        self.term.set(i64::try_from(now.term).unwrap_or(i64::MAX));
-        self.applied.set(i64::try_from(now.applied).unwrap_or(i64::MAX));
         if now.leader_id.is_some() && now.leader_id != before.leader_id {
             self.leader_changes.inc();
+        }
+        if now.term > before.term {
+            self.term_changes.inc();
+        }
+    }
+
+    /// Sets how many entries each other peer lacks (`peer`, lag), as the leader sees it; an
+    /// empty list (a follower) clears them.
+    pub fn lags(&self, lags: &[(String, u64)]) {
+        self.lag.clear();
+        for (peer, lag) in lags {
+            self.lag.get_or_create(&PeerLabel { peer: peer.clone() }).set(i64::try_from(*lag).unwrap_or(i64::MAX));
         }
     }
 }
@@ -88,24 +113,30 @@ mod tests {
     use crate::metrics::Metrics;
 
     #[test]
-    fn role_term_index_and_leader_changes_are_exported() {
+    fn role_changes_and_lags_are_exported_and_never_the_term_or_index() {
         let m = Metrics::new();
         let none = RaftSample::default();
-        let led_by_1 = RaftSample { leader: false, leader_id: Some(1), term: 3, applied: 7 };
-        let leading = RaftSample { leader: true, leader_id: Some(2), term: 4, applied: 9 };
+        let led_by_1 = RaftSample { leader: false, leader_id: Some(1), term: 3 };
+        let leading = RaftSample { leader: true, leader_id: Some(2), term: 4 };
+        m.controller.enable();
         m.controller.observe(none, led_by_1);
         m.controller.observe(led_by_1, led_by_1);
-        m.controller.observe(led_by_1, none);
-        m.controller.observe(none, leading);
+        m.controller.observe(led_by_1, RaftSample { term: 3, ..none });
+        m.controller.observe(RaftSample { term: 3, ..none }, leading);
+        m.controller.lags(&[("n0".into(), 0), ("n2".into(), 12)]);
         let text = m.encode();
         for line in [
+            "namesrv_controller_enabled 1",
             "namesrv_controller_raft_leader 1",
             "namesrv_controller_raft_leader_known 1",
-            "namesrv_controller_raft_term 4",
-            "namesrv_controller_raft_applied_index 9",
             "namesrv_controller_raft_leader_changes_total 2",
+            "namesrv_controller_raft_term_changes_total 2",
+            "namesrv_controller_raft_replication_lag{peer=\"n2\"} 12",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} missing from\n{text}");
         }
+        assert!(!text.contains("raft_term ") && !text.contains("index"), "{text}");
+        m.controller.lags(&[]);
+        assert!(!m.encode().contains("replication_lag{"), "a follower shows no lags");
     }
 }

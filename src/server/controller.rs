@@ -74,12 +74,14 @@ impl RunningController {
         let arbiter = Arbiter::new();
         let peer_ips = settings.controller.controller_peer_addresses_only.then(|| options.peer_ips());
         let (group, self_name) = (options.group.clone(), options.self_name.clone());
+        let peer_names = options.peers.iter().map(|p| p.name.clone()).filter(|name| *name != self_name).collect();
+        let auth = store.auth.clone();
         info!(group = %group, peer = %self_name, peers = %options.peers_text(), "starting the controller");
         let started = (settings.clone(), options);
         let clocked = (security, Arc::new(SystemClock) as Arc<dyn Clock>);
         let (controller, raft) = Controller::start(started, store, notifier, &arbiter.handle(), metrics, clocked);
         let handle = controller.clone();
-        let front = Front { controller, raft: raft.clone(), group, self_name, peer_ips };
+        let front = Front { controller, raft: raft.clone(), group, self_name, peer_ips, peer_names, auth };
         let service = ControllerService::new(front, gate.clone(), Stamp::of(settings));
         Ok(RunningController { arbiter, raft, service, handle })
     }

@@ -70,6 +70,10 @@ pub struct ControllerSettings {
     /// With TLS on, the CA certificates (PEM) the links to the other peers trust; empty:
     /// `tls_client_ca_file`, else the system's.
     pub controller_peer_tls_ca_file: String,
+    /// A file holding the secret every peer of the group shares (at least 16 bytes): every
+    /// Raft frame and answer then also carries its HMAC, so no stranger's key is ever pinned
+    /// and a peer whose store was rebuilt is pinned again. Empty: keys are pinned on first use.
+    pub controller_peer_secret_file: String,
     /// With access control off, the networks (`,`-separated CIDR blocks or addresses) besides
     /// loopback that may send the requests that change the controller (its configuration,
     /// cleaning a group, an election an admin designates).
@@ -102,6 +106,7 @@ impl Default for ControllerSettings {
             controller_peer_addresses_only: true,
             controller_peer_access_key: String::new(),
             controller_peer_tls_ca_file: String::new(),
+            controller_peer_secret_file: String::new(),
             controller_admin_networks: String::new(),
         }
     }
@@ -178,6 +183,7 @@ pub const CONTROLLER_KEYS: &[ControllerKey] = {
         key("controller_peer_addresses_only", None, None, Restart),
         key("controller_peer_access_key", None, None, Restart),
         key("controller_peer_tls_ca_file", None, None, Restart),
+        key("controller_peer_secret_file", None, None, Restart),
         key("controller_admin_networks", None, None, Restart),
     ]
 };

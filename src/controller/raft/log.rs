@@ -40,6 +40,9 @@ pub enum StoreError {
          peers cannot be added, removed or renamed; start with the peers the group was formed with"
     )]
     Membership { dir: PathBuf, stored: String, configured: String },
+    /// This peer's signing key, its pins or the cluster secret cannot be read.
+    #[error(transparent)]
+    PeerAuth(#[from] super::auth::PeerAuthError),
 }
 
 impl StoreError {

@@ -1,9 +1,10 @@
 //! Replication of the controller's state on openraft: the type configuration (here), the log
 //! and vote on disk (`log`, written by the `io` thread), the state machine and its snapshots
 //! (`machine`), the links to the other peers over the controller port (`network`, with its
-//! frames in `wire`). openraft types stay inside this module; the actor sees [`Raft`] and the
+//! frames in `wire`, signed and checked by `auth`). openraft types stay inside this module; the actor sees [`Raft`] and the
 //! shared applied state.
 
+pub mod auth;
 pub mod io;
 pub mod log;
 pub mod machine;

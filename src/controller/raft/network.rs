@@ -2,9 +2,10 @@
 //! link (openraft makes one link per replication stream and per vote round, and calls each in
 //! turn), made lazily with the one remoting client, dropped after any failure (a cancelled call
 //! may leave half a frame) and made again on the next call. Addresses come from the configured
-//! peers, not from the membership, so moving a peer is a configuration change. Links use TLS
-//! when the controller port does, and sign every frame with the peer account's credentials
-//! when access control is on ([`PeerSecurity`]).
+//! peers, not from the membership, so moving a peer is a configuration change. Every frame is
+//! signed with this peer's key and every answer checked against the callee's ([`PeerAuth`]);
+//! links use TLS when the controller port does, and sign every frame with the peer account's
+//! credentials when access control is on ([`PeerSecurity`]).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -23,6 +24,7 @@ use openraft::{OptionalSend, Vote};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::auth::PeerAuth;
 use super::wire::{PeerHeader, SnapshotRequest};
 use super::{Peer, RaftTypes};
 use crate::protocol::controller::ControllerRequestCode as Code;
@@ -58,13 +60,21 @@ pub struct PeerNet {
     self_name: String,
     peers: Arc<BTreeMap<u64, Peer>>,
     security: PeerSecurity,
+    auth: Arc<PeerAuth>,
 }
 
 impl PeerNet {
-    /// Links from `self_name` (node `self_id`) of `group` to `peers`, protected as `security` says.
-    pub fn new(group: &str, self_id: u64, self_name: &str, peers: BTreeMap<u64, Peer>, security: PeerSecurity) -> Self {
+    /// Links from `self_name` (node `self_id`) of `group` to `peers`, protected as `security`
+    /// says, their frames signed by `auth`.
+    pub fn new(
+        group: &str,
+        self_id: u64,
+        self_name: &str,
+        peers: BTreeMap<u64, Peer>,
+        (security, auth): (PeerSecurity, Arc<PeerAuth>),
+    ) -> Self {
         let (group, self_name, peers) = (group.to_owned(), self_name.to_owned(), Arc::new(peers));
-        PeerNet { group, self_id, self_name, peers, security }
+        PeerNet { group, self_id, self_name, peers, security, auth }
     }
 }
 
@@ -74,8 +84,8 @@ impl RaftNetworkFactory<RaftTypes> for PeerNet {
     async fn new_client(&mut self, target: u64, node: &Peer) -> PeerLink {
         let peer = self.peers.get(&target).cloned().unwrap_or_else(|| node.clone());
         let header = PeerHeader { group: self.group.clone(), from: self.self_name.clone(), to: peer.name.clone() };
-        let security = self.security.clone();
-        PeerLink { self_id: self.self_id, target, addr: peer.addr, header, security, conn: None }
+        let (security, auth) = (self.security.clone(), self.auth.clone());
+        PeerLink { self_id: self.self_id, target, addr: peer.addr, header, security, auth, conn: None }
     }
 }
 
@@ -86,6 +96,7 @@ pub struct PeerLink {
     addr: String,
     header: PeerHeader,
     security: PeerSecurity,
+    auth: Arc<PeerAuth>,
     conn: Option<Conn>,
 }
 
@@ -105,7 +116,9 @@ impl PeerLink {
         wait: Duration,
     ) -> Result<Result<T, E>, CallError> {
         let body = serde_json::to_vec(rpc).map_err(|e| CallError::Network(e.to_string()))?;
-        let request = RemotingCommand::request(code as i32, Some(self.header.to_ext())).with_body(body);
+        let mut ext = self.header.to_ext();
+        let frame_sig = self.auth.sign_frame(&mut ext, self.header.route(code), &body, super::auth::wall_ms());
+        let request = RemotingCommand::request(code as i32, Some(ext)).with_body(body);
         let outcome = tokio::time::timeout(wait, self.exchange(request, wait)).await;
         let answer = match outcome {
             Ok(Ok(answer)) => answer,
@@ -121,6 +134,11 @@ impl PeerLink {
         if answer.code != 0 {
             self.conn = None;
             return Err(CallError::Network(format!("peer answered code {}: {:?}", answer.code, answer.remark)));
+        }
+        let (callee, me) = (self.header.to.as_str(), self.header.from.as_str());
+        if let Err(e) = self.auth.check_answer(&answer, (callee, me), &frame_sig) {
+            self.conn = None;
+            return Err(CallError::Network(e.to_string()));
         }
         serde_json::from_slice(answer.body.as_deref().unwrap_or_default())
             .map_err(|e| CallError::Network(e.to_string()))

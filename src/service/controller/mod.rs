@@ -24,6 +24,7 @@ use namesrv_controller_core::decide::Op;
 use self::reply::{answered, ControllerError, ErrorShape};
 use crate::admission::Gate;
 use crate::controller::messages::{ChannelClosed, Failure, GetMetadata, Speaker, Submit, Unavailable};
+use crate::controller::raft::auth::PeerAuth;
 use crate::controller::{ControllerHandle, SharedRaft};
 use crate::metrics::{controller_code_name, Listener};
 use crate::origin::Origin;
@@ -44,6 +45,10 @@ pub struct Front {
     pub self_name: String,
     /// Addresses peer frames are taken from; `None`: any.
     pub peer_ips: Option<HashSet<IpAddr>>,
+    /// The other peers' ids, the only senders of peer frames.
+    pub peer_names: HashSet<String>,
+    /// This peer's key and the keys it pinned: every peer frame is checked, every answer signed.
+    pub auth: Arc<PeerAuth>,
 }
 
 /// The controller service. Cheap to clone.

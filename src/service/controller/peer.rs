@@ -1,6 +1,7 @@
 //! What the controller port takes from outside the state machine's requests: the brokers'
 //! heartbeats (oneway, told to the controller actor) and the Raft frames of the other peers
-//! (from a peer's address, for this group and this peer, then served on the Raft handle).
+//! (from a peer's address, for this group and this peer, signed by that peer's key, asking
+//! votes and leading in its own name; then served on the Raft handle, the answer signed).
 
 use std::time::Duration;
 
@@ -11,6 +12,8 @@ use tracing::warn;
 use super::reply::{success, ControllerError};
 use super::Front;
 use crate::controller::messages::{BrokerHeartbeat, Speaker};
+use crate::controller::raft::auth::wall_ms;
+use crate::controller::raft::node_id;
 use crate::controller::raft::wire::{self, PeerHeader};
 use crate::origin::Origin;
 use crate::protocol::controller::header::ControllerHeartbeatHeader;
@@ -53,7 +56,8 @@ fn peer_warnings() -> &'static RateLimit {
     LIMIT.get_or_init(|| RateLimit::new(1, Duration::from_secs(10)))
 }
 
-/// A Raft frame from a peer: from a peer's address, for this group and this peer, then served.
+/// A Raft frame from a peer: from a peer's address, for this group and this peer, signed by the
+/// peer it names, then served and the answer signed.
 pub(super) async fn raft_frame(
     front: &Front,
     origin: Origin,
@@ -76,9 +80,17 @@ pub(super) async fn raft_frame(
         let (group, to, me) = (&header.group, &header.to, &front.self_name);
         return Err(invalid(format!("raft frame for {group}/{to}, this is {}/{me}", front.group)));
     }
+    if !front.peer_names.contains(&header.from) {
+        return Err(invalid(format!("raft frame from {:?}, not a peer of this group", header.from)));
+    }
+    let frame_sig = front.auth.check_frame(header.route(code), req, wall_ms()).map_err(|e| invalid(e.to_string()))?;
     let raft = front.raft.get().ok_or(ControllerError::RaftNotStarted)?;
-    match wire::serve(raft, code, req.body.as_deref().unwrap_or_default()).await {
-        Ok(body) => Ok(success(None).with_body(body)),
+    match wire::serve(raft, code, req.body.as_deref().unwrap_or_default(), node_id(&header.from)).await {
+        Ok(body) => {
+            let mut answer = success(None).with_body(body);
+            front.auth.sign_answer(&mut answer, (&front.self_name, &header.from), &frame_sig);
+            Ok(answer)
+        }
         Err(e) => Err(invalid(e.to_string())),
     }
 }

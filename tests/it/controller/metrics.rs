@@ -1,5 +1,6 @@
-//! The controller's figures on `/metrics` of each peer, scraped over HTTP: the Raft role, term,
-//! applied index and leader changes follow a change of leader; elections are counted by cause
+//! The controller's figures on `/metrics` of each peer, scraped over HTTP: the Raft role, term
+//! and leader changes follow a change of leader, the leader shows each follower's lag, and no
+//! term or index is published; elections are counted by cause
 //! and result, failovers timed, and the serving leader exports each broker group's alive
 //! brokers and in-sync set, as test brokers fail over.
 
@@ -20,7 +21,7 @@ fn figure(cluster: &ControllerCluster, i: usize, name: &str) -> f64 {
 }
 
 #[test]
-fn raft_role_term_and_leader_changes_follow_a_new_leader() {
+fn raft_role_term_changes_and_lags_follow_a_new_leader_and_no_term_or_index_is_published() {
     let mut cluster = ControllerCluster::start(3, |_| {});
     let leader = cluster.wait_leader(WAIT);
     let follower = (0..3).find(|i| *i != leader).unwrap();
@@ -29,10 +30,19 @@ fn raft_role_term_and_leader_changes_follow_a_new_leader() {
     assert!(eventually(WAIT, || figure(&cluster, leader, "namesrv_controller_serving") == 1.0));
     assert_eq!(figure(&cluster, follower, "namesrv_controller_serving"), 0.0);
     assert!(eventually(WAIT, || figure(&cluster, follower, "namesrv_controller_raft_leader_known") == 1.0));
-    let term = figure(&cluster, follower, "namesrv_controller_raft_term");
+    let terms = figure(&cluster, follower, "namesrv_controller_raft_term_changes_total");
     let changes = figure(&cluster, follower, "namesrv_controller_raft_leader_changes_total");
-    assert!(term >= 1.0 && changes >= 1.0, "term {term}, leader changes {changes}");
-    assert!(figure(&cluster, leader, "namesrv_controller_raft_applied_index") >= 1.0, "the leader's blank entry");
+    assert!(terms >= 1.0 && changes >= 1.0, "term changes {terms}, leader changes {changes}");
+    assert_eq!(figure(&cluster, leader, "namesrv_controller_enabled"), 1.0);
+    let text = get(cluster.http(leader), "/metrics").body;
+    assert!(!text.contains("raft_term ") && !text.contains("_index"), "no term or index published:\n{text}");
+    assert!(
+        eventually(WAIT, || (0..3).filter(|i| *i != leader).all(|i| {
+            let name = format!("namesrv_controller_raft_replication_lag{{peer=\"n{i}\"}}");
+            sample(&get(cluster.http(leader), "/metrics").body, &name) == Some(0.0)
+        })),
+        "the leader shows both followers caught up"
+    );
     // Each follower's own figures before the change: peers count the changes they saw.
     let before: Vec<(f64, f64)> = (0..3)
         .map(|i| {
@@ -40,8 +50,8 @@ fn raft_role_term_and_leader_changes_follow_a_new_leader() {
                 return (0.0, 0.0);
             }
             assert!(eventually(WAIT, || figure(&cluster, i, "namesrv_controller_raft_leader_known") == 1.0));
-            let term = figure(&cluster, i, "namesrv_controller_raft_term");
-            (term, figure(&cluster, i, "namesrv_controller_raft_leader_changes_total"))
+            let terms = figure(&cluster, i, "namesrv_controller_raft_term_changes_total");
+            (terms, figure(&cluster, i, "namesrv_controller_raft_leader_changes_total"))
         })
         .collect();
 
@@ -55,7 +65,7 @@ fn raft_role_term_and_leader_changes_follow_a_new_leader() {
             > changes_before),
         "the surviving follower counted the new leader"
     );
-    assert!(figure(&cluster, survivor, "namesrv_controller_raft_term") > term_before, "a new term");
+    assert!(figure(&cluster, survivor, "namesrv_controller_raft_term_changes_total") > term_before, "a new term");
     assert_eq!(figure(&cluster, survivor, "namesrv_controller_raft_leader"), 0.0);
 }
 

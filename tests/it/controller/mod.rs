@@ -12,6 +12,7 @@ mod figures;
 mod history;
 mod metrics;
 mod peers;
+mod raft_frames;
 mod security;
 mod wire;
 
