@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::messages::{BrokerHeartbeat, ChannelClosed, ElectionCause, Failure, Outcome};
 use super::writes::Pending;
@@ -118,18 +118,33 @@ impl Controller {
         self.wake = Some((at, timer));
     }
 
-    /// Brokers that stopped being alive: an election for each group whose master it was.
+    /// Brokers that stopped being alive: an election for each group whose master it was. One
+    /// broker is logged on its own; more (a connection that carried many) as one summary, each
+    /// at DEBUG. A retiring peer's own closes are nobody's loss.
     fn inactive(&mut self, gone: Vec<Gone<ConnId>>, cause: Inactivity) {
+        if self.retiring || gone.is_empty() {
+            return;
+        }
         let now = self.now();
-        for (key, entry) in gone {
+        let summarise = gone.len() > 1;
+        let mut masters = 0;
+        for (key, entry) in &gone {
             let silent_ms = now.saturating_duration_since(entry.last).as_millis() as u64;
-            info!(cluster = %key.cluster, broker = %key.name, id = key.id, addr = %entry.addr, cause = cause.name(), silent_ms, "controller: broker inactive");
-            let is_master = failover::is_master(&self.machine.lock().tables, &key);
+            if summarise {
+                debug!(cluster = %key.cluster, broker = %key.name, id = key.id, addr = %entry.addr, cause = cause.name(), silent_ms, "controller: broker inactive");
+            } else {
+                info!(cluster = %key.cluster, broker = %key.name, id = key.id, addr = %entry.addr, cause = cause.name(), silent_ms, "controller: broker inactive");
+            }
+            let is_master = failover::is_master(&self.machine.lock().tables, key);
+            masters += usize::from(is_master);
             if is_master && self.serving(now) {
                 // Kept for the election that follows, now or (still warming up) at a sweep.
                 self.lost.insert(key.name.clone(), (ElectionCause::Inactive(cause), now));
                 self.trigger_election(&key.name, ElectionCause::Inactive(cause));
             }
+        }
+        if summarise {
+            info!(brokers = gone.len(), masters, cause = cause.name(), "controller: brokers inactive");
         }
     }
 

@@ -10,7 +10,7 @@ use actix::prelude::*;
 use openraft::ServerState;
 use tracing::{info, warn};
 
-use super::messages::{Failure, GetMetadata};
+use super::messages::{Failure, GetMetadata, Retire};
 use super::raft::{Peer, Raft};
 use super::Controller;
 use crate::clock::Clock;
@@ -100,9 +100,10 @@ fn replication_lags(m: &openraft::RaftMetrics<u64, Peer>, peers: &BTreeMap<u64, 
 
 impl Controller {
     /// Whether this node serves requests now: the leader whose first commit of its term is
-    /// applied, acknowledged by a quorum within the lease.
+    /// applied, acknowledged by a quorum within the lease, and not retiring.
     pub(super) fn serving(&self, now: Instant) -> bool {
-        self.role.state == Some(ServerState::Leader)
+        !self.retiring
+            && self.role.state == Some(ServerState::Leader)
             && self.ready_term == Some(self.role.term)
             && self.role.quorum_acked_at.is_some_and(|at| now.saturating_duration_since(at) < self.options.leader_lease)
     }
@@ -179,6 +180,16 @@ impl Handler<LeaderReady> for Controller {
         self.ready_term = Some(msg.term);
         self.process_queue();
         self.sweep();
+    }
+}
+
+impl Apply<Controller> for Retire {
+    fn apply(self, controller: &mut Controller) -> Option<Raft> {
+        let leading = controller.serving(controller.now());
+        controller.retiring = true;
+        info!(leading, "controller stopping: no election from here on; leadership passes to another peer");
+        controller.process_queue();
+        controller.raft.clone()
     }
 }
 

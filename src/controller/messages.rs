@@ -123,6 +123,14 @@ pub struct ChannelClosed {
 }
 request!(ChannelClosed, ());
 
+/// The server stops: this peer stops serving and electing before any connection closes (the
+/// closes that follow are no broker's loss); answered with the Raft handle to shut down.
+#[derive(Debug)]
+pub struct Retire {
+    pub conn: ConnId,
+}
+request!(Retire, Option<crate::controller::raft::Raft>);
+
 /// CONTROLLER_GET_METADATA_INFO: who leads, as this node knows it.
 #[derive(Debug)]
 pub struct GetMetadata {

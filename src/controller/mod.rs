@@ -145,6 +145,8 @@ pub struct Controller {
     lost: HashMap<String, (messages::ElectionCause, Instant)>,
     /// When this node started: no controller-triggered election before it has heard every broker.
     started_at: Instant,
+    /// The server stops: nothing is served or elected any more.
+    retiring: bool,
     /// Sends NOTIFY_BROKER_ROLE_CHANGED.
     notifier: NotifierHandle,
     /// Its own address, for the continuations of its async work.
@@ -190,6 +192,7 @@ impl Controller {
             electing: HashSet::new(),
             lost: HashMap::new(),
             started_at: clock.instant(),
+            retiring: false,
             notifier,
             me: None,
             wake: None,

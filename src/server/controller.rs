@@ -17,11 +17,13 @@ use crate::settings::TlsMode;
 
 use crate::admission::Gate;
 use crate::clock::{Clock, SystemClock};
+use crate::controller::messages::Retire;
 use crate::controller::raft::log::StoreError;
 use crate::controller::{Controller, ControllerHandle, ControllerOptions, ControllerStore, SharedRaft};
 use crate::listen;
 use crate::metrics::Metrics;
 use crate::notifier::NotifierHandle;
+use crate::origin::ConnId;
 use crate::service::controller::{ControllerService, Front};
 use crate::service::Stamp;
 use crate::settings::{addr, Settings};
@@ -84,6 +86,14 @@ impl RunningController {
         let front = Front { controller, raft: raft.clone(), group, self_name, peer_ips, peer_names, auth };
         let service = ControllerService::new(front, gate.clone(), Stamp::of(settings));
         Ok(RunningController { arbiter, raft, service, handle })
+    }
+
+    /// Stops serving and electing, then Raft (leadership passes to another peer), before any
+    /// connection closes: a stopping peer's own closes are no broker's loss.
+    pub(super) async fn retire(&self) {
+        if let Ok(Some(raft)) = self.handle.ask(Retire { conn: ConnId::SERVER }).await {
+            let _ = raft.shutdown().await;
+        }
     }
 
     /// Stops Raft, then the controller's thread.

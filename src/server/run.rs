@@ -85,7 +85,8 @@ impl Running {
     }
 
     /// Stops: the route snapshot as the tables stand before our own closes (which are no
-    /// broker departures), the HTTP endpoint, the listeners; then every connection answers
+    /// broker departures), the controller's serving and electing (nor are they a master's
+    /// loss), the HTTP endpoint, the listeners; then every connection answers
     /// what it holds, the KV store is flushed, the controller and the threads stop.
     pub(super) async fn stop(self, connections: Vec<Connections>) {
         let Running { services, namesrv, controller, warm, observer, pools, .. } = self;
@@ -93,6 +94,9 @@ impl Running {
             final_snapshot(&namesrv.registry, warm).await;
         }
         notify(&[NotifyState::Stopping]);
+        if let Some(controller) = &services.controller {
+            controller.retire().await;
+        }
         observer.stop().await;
         drop((namesrv, controller));
         info!("shutting down: stopped accepting connections");

@@ -13,6 +13,7 @@ mod history;
 mod metrics;
 mod peers;
 mod raft_frames;
+mod restarts;
 mod security;
 mod wire;
 
